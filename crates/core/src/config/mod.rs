@@ -1,0 +1,805 @@
+//! The workload language: one TOML file describes a machine, its kernel knobs, its swap
+//! devices and the programs that run on it. The same file drives the simulator and the host
+//! runner, so it says *what the programs do* (mappings, access patterns, compute between
+//! touches), never how the simulator models it.
+//!
+//! Parsing is strict: unknown keys, wrong types and impossible values are errors that name the
+//! file, the line and key, and what was expected ([`ConfigError`]).
+
+pub mod units;
+
+use crate::device::DeviceParams;
+use serde::{Deserialize, Serialize};
+pub use units::{Duration, Size, PAGE_SIZE};
+
+/// A user's mistake in a workload file, with enough context to fix it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub key: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        if self.key.is_empty() {
+            write!(f, ": {}", self.message)
+        } else {
+            write!(f, ": {}: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Run seed: every random stream (access patterns, tie-breaks) derives from it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub machine: Machine,
+    #[serde(default)]
+    pub kernel: Kernel,
+    #[serde(default)]
+    pub swap: Vec<SwapSpec>,
+    #[serde(default)]
+    pub costs: Costs,
+    #[serde(default)]
+    pub sim: SimSettings,
+    #[serde(rename = "task", default)]
+    pub tasks: Vec<TaskSpec>,
+}
+
+fn default_cpus() -> u32 {
+    1
+}
+fn default_reserved() -> Size {
+    Size::mib(48)
+}
+fn default_file_device() -> String {
+    "sata-ssd".into()
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    #[serde(default = "default_cpus")]
+    pub cpus: u32,
+    /// Physical memory.
+    pub ram: Size,
+    /// Memory the kernel itself holds (text, slab, page tables, other processes): never
+    /// available to the workload. Default 48 MiB, a small distribution kernel's footprint.
+    #[serde(default = "default_reserved")]
+    pub kernel_reserved: Size,
+    /// Run the tasks in a memory cgroup with this limit (memory.max / limit_in_bytes) instead
+    /// of putting the whole machine under pressure.
+    #[serde(default)]
+    pub memcg_limit: Option<Size>,
+    /// Device preset backing file-backed mappings.
+    #[serde(default = "default_file_device")]
+    pub file_device: String,
+}
+
+fn default_profile() -> String {
+    "6.x".into()
+}
+fn default_swappiness() -> u32 {
+    60
+}
+fn default_page_cluster() -> u32 {
+    3
+}
+fn default_true() -> bool {
+    true
+}
+fn default_wsf() -> u32 {
+    10
+}
+fn default_auto() -> String {
+    "auto".into()
+}
+fn default_classic() -> String {
+    "classic".into()
+}
+fn default_hz() -> u32 {
+    250
+}
+
+/// Kernel knobs (kernel-algorithms.md §8) and the era profile (§0.2).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kernel {
+    /// "2.6.28", "3.14", "4.14" or "6.x": selects the readahead family, workingset detection,
+    /// anon/file balancing and the direct-reclaim bail-out rule of that era.
+    #[serde(default = "default_profile")]
+    pub profile: String,
+    #[serde(default = "default_swappiness")]
+    pub swappiness: u32,
+    #[serde(default = "default_page_cluster")]
+    pub page_cluster: u32,
+    #[serde(default = "default_true")]
+    pub vma_ra_enabled: bool,
+    /// Default: the kernel's sqrt formula (§3.2).
+    #[serde(default)]
+    pub min_free_kbytes: Option<u64>,
+    #[serde(default = "default_wsf")]
+    pub watermark_scale_factor: u32,
+    /// Swap-in readahead policy: "auto" (what the profile's kernel does), "none", "fixed",
+    /// "fixed-run", "adaptive", "adaptive-2012" or "vma".
+    #[serde(default = "default_auto")]
+    pub readahead: String,
+    /// LRU implementation: "classic".
+    #[serde(default = "default_classic")]
+    pub reclaim: String,
+    /// Direct-reclaim bail-out: "auto" (the profile's), "none", "rvr", "kosaki", "proportional".
+    #[serde(default = "default_auto")]
+    pub bailout: String,
+    #[serde(default = "default_hz")]
+    pub hz: u32,
+}
+
+impl Default for Kernel {
+    fn default() -> Self {
+        toml::from_str("").expect("kernel defaults")
+    }
+}
+
+/// One swap device: a preset and optional overrides of any of its parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapSpec {
+    /// "hdd", "sata-ssd", "nvme", "ramdisk", "zram" or "calibrated:NAME" (resolved by the lab).
+    pub device: String,
+    pub size: Size,
+    /// swapon -p; default: -1, -2, ... in file order (§2.1).
+    #[serde(default)]
+    pub priority: Option<i32>,
+    /// Overrides of the preset's parameters (see `DeviceParams`).
+    #[serde(default)]
+    pub params: toml::Table,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Costs {
+    /// A touch of a resident page: one store that misses the caches (~10 ns) - the program's
+    /// own work between touches is the workload's `compute`.
+    pub resident_touch_ns: u64,
+    /// Minor fault that allocates and zeroes a new anonymous page (§6.3: 0.5-1 us).
+    pub minor_fault_ns: u64,
+    /// Fault that finds its page in the swap cache or page cache (lookup + map).
+    pub cache_hit_fault_ns: u64,
+    /// CPU of a major fault besides the I/O: swap-cache insert, charge, PTE update.
+    pub major_fault_cpu_ns: u64,
+    /// Reclaim: isolating and checking one LRU page.
+    pub scan_page_ns: u64,
+    /// Reclaim: one reverse-map walk testing accessed bits (folio_referenced).
+    pub rmap_walk_ns: u64,
+    /// Reclaim: unmapping one page (try_to_unmap incl. TLB flush share).
+    pub unmap_ns: u64,
+    /// Reclaim: freeing one page (remove from the cache, shadow store, free).
+    pub free_page_ns: u64,
+    /// Allocating one swap slot.
+    pub swap_alloc_ns: u64,
+    /// Taking a free page from the allocator.
+    pub alloc_page_ns: u64,
+    /// Waking a sleeping task (scheduler wake-up + context switch).
+    pub wakeup_ns: u64,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            resident_touch_ns: 10,
+            minor_fault_ns: 800,
+            cache_hit_fault_ns: 600,
+            major_fault_cpu_ns: 2_000,
+            scan_page_ns: 100,
+            rmap_walk_ns: 150,
+            unmap_ns: 250,
+            free_page_ns: 100,
+            swap_alloc_ns: 100,
+            alloc_page_ns: 100,
+            wakeup_ns: 2_000,
+        }
+    }
+}
+
+fn default_sample() -> Duration {
+    Duration(100_000_000)
+}
+fn default_quantum() -> Duration {
+    Duration(20_000)
+}
+fn default_slice() -> Duration {
+    Duration(3_000_000)
+}
+
+/// How the simulator itself runs (not part of the modelled machine).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSettings {
+    /// Time-series sampling period (virtual time).
+    #[serde(default = "default_sample")]
+    pub sample_interval: Duration,
+    /// How far one CPU may run ahead of the others between synchronisation points.
+    #[serde(default = "default_quantum")]
+    pub sync_quantum: Duration,
+    /// Scheduler time slice when more tasks are runnable than there are CPUs.
+    #[serde(default = "default_slice")]
+    pub sched_slice: Duration,
+    /// Stop the whole run at this virtual time.
+    #[serde(default)]
+    pub time_limit: Option<Duration>,
+}
+
+impl Default for SimSettings {
+    fn default() -> Self {
+        toml::from_str("").expect("sim defaults")
+    }
+}
+
+fn default_instances() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    pub name: String,
+    /// Identical processes started from this description (each with its own mappings).
+    #[serde(default = "default_instances")]
+    pub instances: u32,
+    #[serde(rename = "mapping")]
+    pub mappings: Vec<MappingSpec>,
+    #[serde(rename = "phase")]
+    pub phases: Vec<PhaseSpec>,
+    /// Run the phases again and again until `time_limit` (vm-scalability style).
+    #[serde(default)]
+    pub repeat: bool,
+    /// Stop this task at this virtual time after its start.
+    #[serde(default)]
+    pub time_limit: Option<Duration>,
+    /// Start this long after time 0.
+    #[serde(default)]
+    pub start_delay: Duration,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MappingKind {
+    /// MAP_PRIVATE|MAP_ANONYMOUS.
+    Anon,
+    /// MAP_SHARED|MAP_ANONYMOUS: tmpfs-backed, swapped through its inode.
+    Shmem,
+    /// A MAP_SHARED mapping of a regular file on `machine.file_device`.
+    File,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MappingSpec {
+    pub name: String,
+    pub kind: MappingKind,
+    pub size: Size,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PatternKind {
+    /// Every page in order, `cycles` times.
+    Sequential,
+    /// Uniformly random pages.
+    Random,
+    /// Zipf-distributed page popularity with exponent `zipf_theta`, popular pages scattered.
+    Zipf,
+    /// Every `stride`-th page, then the next offset, covering all pages once per cycle.
+    Strided,
+    /// Blocked dense-matrix traversal (LU-style): see workload::Pattern::Matrix.
+    Matrix,
+}
+
+fn default_one() -> f64 {
+    1.0
+}
+fn default_theta() -> f64 {
+    0.99
+}
+fn default_stride() -> u64 {
+    16
+}
+fn default_block() -> u64 {
+    64
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSpec {
+    pub mapping: String,
+    pub pattern: PatternKind,
+    /// Passes over the mapping (sequential, strided, matrix), or touches = cycles x pages
+    /// (random, zipf) unless `touches` is given.
+    #[serde(default = "default_one")]
+    pub cycles: f64,
+    #[serde(default)]
+    pub touches: Option<u64>,
+    /// Fraction of touches that write (1.0: every touch dirties its page).
+    #[serde(default = "default_one")]
+    pub write_ratio: f64,
+    /// The program's own CPU time per touch.
+    #[serde(default)]
+    pub compute: Duration,
+    #[serde(default)]
+    pub backward: bool,
+    #[serde(default = "default_theta")]
+    pub zipf_theta: f64,
+    #[serde(default = "default_stride")]
+    pub stride: u64,
+    /// Matrix: pages per block edge.
+    #[serde(default = "default_block")]
+    pub block_pages: u64,
+}
+
+/// Kernel eras (kernel-algorithms.md §0.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Profile {
+    /// P1: split LRU, static page-cluster window, recent_scanned/rotated balancing, no
+    /// workingset detection; direct reclaim without bail-out (2.6.28-rc6).
+    V2_6_28,
+    /// P2: adaptive readahead window, file-only workingset shadows.
+    V3_14,
+    /// P3: VMA readahead, synchronous-device bypass (4.15), referenced anon activated at once.
+    V4_14,
+    /// P4: modern: cost-based balancing, anon workingset, proportional bail-out.
+    V6,
+}
+
+impl Profile {
+    pub fn parse(s: &str) -> Option<Profile> {
+        Some(match s {
+            "2.6.28" | "2.6" => Profile::V2_6_28,
+            "3.14" | "3.x" => Profile::V3_14,
+            "4.14" | "4.x" | "5.x" => Profile::V4_14,
+            "6.x" | "6" | "modern" => Profile::V6,
+            _ => return None,
+        })
+    }
+}
+
+pub const READAHEAD_POLICIES: [&str; 7] = ["auto", "none", "fixed", "fixed-run", "adaptive", "adaptive-2012", "vma"];
+pub const BAILOUT_POLICIES: [&str; 5] = ["auto", "none", "rvr", "kosaki", "proportional"];
+pub const RECLAIM_POLICIES: [&str; 1] = ["classic"];
+
+/// A configuration after defaults, presets and validation: what a run actually used.
+#[derive(Clone, Debug, Serialize)]
+pub struct Resolved {
+    #[serde(flatten)]
+    pub config: Config,
+    pub swap_devices: Vec<ResolvedSwap>,
+    pub file_device_params: DeviceParams,
+    pub profile: Profile,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ResolvedSwap {
+    pub name: String,
+    pub size: Size,
+    pub priority: i32,
+    pub params: DeviceParams,
+}
+
+/// Parse a workload file's text, apply `--set key=value` overrides, validate.
+pub fn load(text: &str, file: &str, overrides: &[String]) -> Result<Resolved, ConfigError> {
+    let text = apply_overrides(text, file, overrides)?;
+    let cfg: Config = toml::from_str(&text).map_err(|e| toml_error(&text, file, &e, !overrides.is_empty()))?;
+    let located = |key: &str, message: String| ConfigError {
+        file: file.to_string(),
+        line: locate(&text, key),
+        key: key.to_string(),
+        message,
+    };
+    resolve(cfg, &located)
+}
+
+fn toml_error(text: &str, file: &str, e: &toml::de::Error, overridden: bool) -> ConfigError {
+    let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+    let snippet = line
+        .and_then(|l| text.lines().nth(l - 1))
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty());
+    let mut message = e.message().trim().replace('\n', " ");
+    if let Some(s) = snippet {
+        message = format!("{message} (in `{s}`)");
+    }
+    if overridden {
+        message.push_str(" [after --set overrides]");
+    }
+    ConfigError { file: file.to_string(), line, key: String::new(), message }
+}
+
+/// Find the line of a dotted key path (`task.0.mapping.1.size`) in the file, if present.
+/// Stops at the deepest segment that exists, so a missing key points at its table.
+pub fn locate(text: &str, path: &str) -> Option<usize> {
+    use toml_edit::{Item, TableLike, Value};
+    let doc = toml_edit::ImDocument::parse(text.to_string()).ok()?;
+    let segs: Vec<&str> = path.split('.').collect();
+    let mut table: &dyn TableLike = doc.as_table();
+    let mut span = None;
+    let mut i = 0;
+    while i < segs.len() {
+        let Some(item) = table.get(segs[i]) else { break };
+        span = table.key(segs[i]).and_then(|k| k.span()).or_else(|| item.span()).or(span);
+        match item {
+            Item::ArrayOfTables(a) => {
+                let Some(t) = segs.get(i + 1).and_then(|s| s.parse::<usize>().ok()).and_then(|n| a.get(n)) else { break };
+                span = t.span().or(span);
+                table = t;
+                i += 2;
+                continue;
+            }
+            Item::Table(t) => table = t,
+            Item::Value(Value::InlineTable(t)) => table = t,
+            _ => break,
+        }
+        i += 1;
+    }
+    span.map(|s| line_of(text, s.start))
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Apply `key=value` overrides (dotted paths, numeric segments index arrays of tables) to the
+/// document text. Values are TOML literals; anything that does not parse as one is a string.
+pub fn apply_overrides(text: &str, file: &str, overrides: &[String]) -> Result<String, ConfigError> {
+    use toml_edit::{Item, TableLike};
+    if overrides.is_empty() {
+        return Ok(text.to_string());
+    }
+    let err = |key: &str, message: String| ConfigError { file: file.to_string(), line: None, key: key.to_string(), message };
+    let mut doc: toml_edit::DocumentMut =
+        text.parse().map_err(|e: toml_edit::TomlError| err("", e.message().trim().to_string()))?;
+    for ov in overrides {
+        let (key, raw) = ov
+            .split_once('=')
+            .ok_or_else(|| err(ov, "an override must look like key=value (e.g. kernel.page_cluster=0)".into()))?;
+        let (key, raw) = (key.trim(), raw.trim());
+        let value: toml_edit::Value = raw.parse::<toml_edit::Value>().unwrap_or_else(|_| toml_edit::Value::from(raw));
+        let segs: Vec<&str> = key.split('.').collect();
+        if segs.iter().any(|s| s.is_empty() || s.parse::<usize>().is_ok()) && segs.len() == 1 || segs.iter().any(|s| s.is_empty()) {
+            return Err(err(key, "expected a dotted key path such as kernel.page_cluster or task.0.phase.1.pattern".into()));
+        }
+        let mut table: &mut dyn TableLike = doc.as_table_mut();
+        let mut i = 0;
+        while i + 1 < segs.len() {
+            let here = segs[..=i].join(".");
+            if table.get(segs[i]).is_none() {
+                table.insert(segs[i], Item::Table(toml_edit::Table::new()));
+            }
+            let item = table.get_mut(segs[i]).expect("present");
+            match item {
+                Item::ArrayOfTables(a) => {
+                    let n = a.len();
+                    let idx = segs[i + 1]
+                        .parse::<usize>()
+                        .map_err(|_| err(key, format!("`{here}` is a list: follow it with an index, e.g. {here}.0")))?;
+                    if i + 2 >= segs.len() {
+                        return Err(err(key, "cannot replace a whole table; set one of its keys".into()));
+                    }
+                    table = a
+                        .get_mut(idx)
+                        .ok_or_else(|| err(key, format!("index {idx} out of range: `{here}` has {n} entries")))?;
+                    i += 2;
+                }
+                other => {
+                    table = other.as_table_like_mut().ok_or_else(|| err(key, format!("`{here}` is not a table")))?;
+                    i += 1;
+                }
+            }
+        }
+        if i >= segs.len() {
+            return Err(err(key, "the key path ends in an index; name a key".into()));
+        }
+        table.insert(segs[i], Item::Value(value));
+    }
+    Ok(doc.to_string())
+}
+
+/// Merge a table of overrides onto a device preset, rejecting unknown parameter names.
+pub fn device_with_overrides(preset: &str, overrides: &toml::Table) -> Result<DeviceParams, String> {
+    let base = DeviceParams::preset(preset).ok_or_else(|| {
+        format!("unknown device preset {preset:?} (expected one of {})", DeviceParams::PRESETS.join(", "))
+    })?;
+    if overrides.is_empty() {
+        return Ok(base);
+    }
+    let mut table = toml::Table::try_from(&base).map_err(|e| e.to_string())?;
+    for (k, v) in overrides {
+        if !table.contains_key(k) {
+            let known: Vec<&String> = table.keys().collect();
+            return Err(format!("unknown device parameter `{k}` (known: {})", known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+        }
+        table.insert(k.clone(), v.clone());
+    }
+    let params: DeviceParams = toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| e.message().to_string())?;
+    params.validate()?;
+    Ok(params)
+}
+
+/// Watermarks of the single modelled zone, in pages (kernel-algorithms.md §3.2).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct Watermarks {
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+}
+
+/// `calculate_min_free_kbytes`: clamp(int_sqrt(lowmem_kb * 16), 128, 262144) (§3.2).
+pub fn default_min_free_kbytes(managed_pages: u64) -> u64 {
+    let lowmem_kb = managed_pages * 4;
+    ((lowmem_kb * 16) as f64).sqrt().floor().clamp(128.0, 262_144.0) as u64
+}
+
+/// `__setup_per_zone_wmarks` for one zone holding all managed pages (§3.2); before 4.6 the
+/// gaps were min/4 and min/2 with no scale factor.
+pub fn watermarks(managed_pages: u64, min_free_kbytes: u64, scale_factor: u32, profile: Profile) -> Watermarks {
+    let min = min_free_kbytes / 4;
+    if profile <= Profile::V3_14 {
+        return Watermarks { min, low: min + min / 4, high: min + min / 2 };
+    }
+    let gap = (min / 4).max(managed_pages * scale_factor as u64 / 10_000);
+    Watermarks { min, low: min + gap, high: min + 2 * gap }
+}
+
+fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Resolved, ConfigError> {
+    let m = &cfg.machine;
+    let profile = Profile::parse(&cfg.kernel.profile)
+        .ok_or_else(|| at("kernel.profile", format!("unknown kernel profile {:?} (expected \"2.6.28\", \"3.14\", \"4.14\" or \"6.x\")", cfg.kernel.profile)))?;
+    if m.cpus == 0 || m.cpus > 1024 {
+        return Err(at("machine.cpus", format!("expected 1..=1024 CPUs, got {}", m.cpus)));
+    }
+    if m.ram.pages() == 0 {
+        return Err(at("machine.ram", "RAM must be at least one page".into()));
+    }
+    if m.ram.0 > (1u64 << 42) {
+        return Err(at("machine.ram", "at most 4 TiB of RAM can be simulated (32-bit frame numbers)".into()));
+    }
+    let managed = m.ram.pages().saturating_sub(m.kernel_reserved.pages());
+    let min_free = cfg.kernel.min_free_kbytes.unwrap_or_else(|| default_min_free_kbytes(managed));
+    let wm = watermarks(managed, min_free, cfg.kernel.watermark_scale_factor, profile);
+    if managed <= wm.high * 2 + 64 {
+        return Err(at(
+            "machine.ram",
+            format!(
+                "RAM of {} pages leaves {} pages after the kernel's reserve of {} pages: not enough above the high watermark ({} pages)",
+                m.ram.pages(), managed, m.kernel_reserved.pages(), wm.high
+            ),
+        ));
+    }
+    if let Some(limit) = m.memcg_limit {
+        if limit.pages() < 64 {
+            return Err(at("machine.memcg_limit", "a memory cgroup limit below 64 pages cannot run a program".into()));
+        }
+    }
+    if cfg.kernel.swappiness > 200 {
+        return Err(at("kernel.swappiness", format!("expected 0..=200, got {}", cfg.kernel.swappiness)));
+    }
+    if cfg.kernel.page_cluster > 31 {
+        return Err(at("kernel.page_cluster", format!("expected 0..=31, got {}", cfg.kernel.page_cluster)));
+    }
+    if !(1..=3000).contains(&cfg.kernel.watermark_scale_factor) {
+        return Err(at("kernel.watermark_scale_factor", "expected 1..=3000".into()));
+    }
+    if !READAHEAD_POLICIES.contains(&cfg.kernel.readahead.as_str()) {
+        return Err(at("kernel.readahead", format!("unknown readahead policy {:?} (expected one of {})", cfg.kernel.readahead, READAHEAD_POLICIES.join(", "))));
+    }
+    if !BAILOUT_POLICIES.contains(&cfg.kernel.bailout.as_str()) {
+        return Err(at("kernel.bailout", format!("unknown bail-out policy {:?} (expected one of {})", cfg.kernel.bailout, BAILOUT_POLICIES.join(", "))));
+    }
+    if !RECLAIM_POLICIES.contains(&cfg.kernel.reclaim.as_str()) {
+        let hint = if cfg.kernel.reclaim == "mglru" { " (MGLRU is not implemented in this version of swaplab)" } else { "" };
+        return Err(at("kernel.reclaim", format!("unknown reclaim policy {:?}: expected one of {}{hint}", cfg.kernel.reclaim, RECLAIM_POLICIES.join(", "))));
+    }
+    if !(100..=1000).contains(&cfg.kernel.hz) {
+        return Err(at("kernel.hz", "expected 100..=1000".into()));
+    }
+    let file_device_params = device_with_overrides(&m.file_device, &toml::Table::new()).map_err(|e| at("machine.file_device", e))?;
+    let mut swap_devices = Vec::new();
+    for (i, s) in cfg.swap.iter().enumerate() {
+        let params = device_with_overrides(&s.device, &s.params).map_err(|e| at(&format!("swap.{i}.device"), e))?;
+        if s.size.pages() < 2 {
+            return Err(at(&format!("swap.{i}.size"), "a swap device needs at least 2 pages (slot 0 holds the header)".into()));
+        }
+        if s.size.pages() >= (1 << 32) {
+            return Err(at(&format!("swap.{i}.size"), "at most 16 TiB per swap device".into()));
+        }
+        swap_devices.push(ResolvedSwap {
+            name: format!("swap{i}:{}", s.device),
+            size: s.size,
+            priority: s.priority.unwrap_or(-1 - i as i32),
+            params,
+        });
+    }
+    if cfg.swap.len() > 32 {
+        return Err(at("swap", "at most 32 swap devices".into()));
+    }
+    if cfg.tasks.is_empty() {
+        return Err(at("task", "a workload needs at least one [[task]]".into()));
+    }
+    let mut total_instances = 0u64;
+    for (ti, t) in cfg.tasks.iter().enumerate() {
+        if t.instances == 0 {
+            return Err(at(&format!("task.{ti}.instances"), "expected at least 1".into()));
+        }
+        total_instances += t.instances as u64;
+        if t.mappings.is_empty() {
+            return Err(at(&format!("task.{ti}"), "a task needs at least one [[task.mapping]]".into()));
+        }
+        if t.phases.is_empty() {
+            return Err(at(&format!("task.{ti}"), "a task needs at least one [[task.phase]]".into()));
+        }
+        if t.repeat && t.time_limit.is_none() && cfg.sim.time_limit.is_none() {
+            return Err(at(&format!("task.{ti}.repeat"), "repeat = true needs a time_limit (on the task or in [sim])".into()));
+        }
+        for (mi, mp) in t.mappings.iter().enumerate() {
+            if mp.size.pages() == 0 {
+                return Err(at(&format!("task.{ti}.mapping.{mi}.size"), format!("mapping {:?} has zero pages: expected at least 4096 bytes", mp.name)));
+            }
+            if mp.size.pages() >= (1 << 31) {
+                return Err(at(&format!("task.{ti}.mapping.{mi}.size"), "at most 8 TiB per mapping".into()));
+            }
+            if t.mappings[..mi].iter().any(|o| o.name == mp.name) {
+                return Err(at(&format!("task.{ti}.mapping.{mi}.name"), format!("duplicate mapping name {:?}", mp.name)));
+            }
+        }
+        for (pi, ph) in t.phases.iter().enumerate() {
+            let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");
+            if !t.mappings.iter().any(|mp| mp.name == ph.mapping) {
+                let names: Vec<&str> = t.mappings.iter().map(|m| m.name.as_str()).collect();
+                return Err(at(&key("mapping"), format!("no mapping named {:?} in this task (it has: {})", ph.mapping, names.join(", "))));
+            }
+            if !(0.0..=1.0).contains(&ph.write_ratio) {
+                return Err(at(&key("write_ratio"), format!("expected a fraction in 0..=1, got {}", ph.write_ratio)));
+            }
+            if !(ph.cycles > 0.0 && ph.cycles.is_finite()) {
+                return Err(at(&key("cycles"), format!("expected a positive number of cycles, got {}", ph.cycles)));
+            }
+            if ph.touches == Some(0) {
+                return Err(at(&key("touches"), "expected at least one touch".into()));
+            }
+            if ph.pattern == PatternKind::Zipf && !(ph.zipf_theta > 0.0 && ph.zipf_theta < 10.0) {
+                return Err(at(&key("zipf_theta"), "expected 0 < zipf_theta < 10".into()));
+            }
+            if ph.stride == 0 {
+                return Err(at(&key("stride"), "expected a stride of at least 1 page".into()));
+            }
+            if ph.block_pages == 0 {
+                return Err(at(&key("block_pages"), "expected at least 1 page per block".into()));
+            }
+        }
+    }
+    if total_instances > 100_000 {
+        return Err(at("task", "at most 100000 task instances".into()));
+    }
+    if cfg.sim.sample_interval.0 < 1_000_000 {
+        return Err(at("sim.sample_interval", "expected at least 1ms".into()));
+    }
+    if cfg.sim.sync_quantum.0 == 0 || cfg.sim.sched_slice.0 == 0 {
+        return Err(at("sim", "sync_quantum and sched_slice must be positive".into()));
+    }
+    Ok(Resolved { config: cfg, swap_devices, file_device_params, profile })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BASE: &str = r#"
+[machine]
+ram = "256MiB"
+
+[[swap]]
+device = "sata-ssd"
+size = "256MiB"
+
+[[task]]
+name = "t"
+[[task.mapping]]
+name = "buf"
+kind = "anon"
+size = "300MiB"
+[[task.phase]]
+mapping = "buf"
+pattern = "sequential"
+"#;
+
+    #[test]
+    fn base_config_loads_with_defaults() {
+        let r = load(BASE, "base.toml", &[]).unwrap();
+        assert_eq!(r.config.kernel.page_cluster, 3);
+        assert_eq!(r.swap_devices[0].priority, -1);
+        assert_eq!(r.profile, Profile::V6);
+    }
+
+    #[test]
+    fn unknown_key_names_file_and_line() {
+        let text = BASE.replace("ram = \"256MiB\"", "ram = \"256MiB\"\nramm = 3");
+        let e = load(&text, "w.toml", &[]).unwrap_err();
+        assert_eq!(e.file, "w.toml");
+        assert_eq!(e.line, Some(4));
+        assert!(e.message.contains("unknown field `ramm`"), "{e}");
+    }
+
+    #[test]
+    fn wrong_type_is_reported_with_expectation() {
+        let text = BASE.replace("ram = \"256MiB\"", "ram = \"256MiB\"\ncpus = \"two\"");
+        let e = load(&text, "w.toml", &[]).unwrap_err();
+        assert!(e.to_string().contains("w.toml:4"), "{e}");
+    }
+
+    #[test]
+    fn zero_page_mapping_is_rejected_at_its_line() {
+        let text = BASE.replace("size = \"300MiB\"", "size = 0");
+        let e = load(&text, "w.toml", &[]).unwrap_err();
+        assert_eq!(e.key, "task.0.mapping.0.size");
+        assert_eq!(e.line, Some(14));
+    }
+
+    #[test]
+    fn ram_below_the_reserve_is_rejected() {
+        let e = load(&BASE.replace("256MiB\"\n\n[[swap]]", "40MiB\"\n\n[[swap]]"), "w.toml", &[]).unwrap_err();
+        assert_eq!(e.key, "machine.ram");
+    }
+
+    #[test]
+    fn unknown_policy_is_rejected() {
+        let e = load(BASE, "w.toml", &["kernel.readahead=\"smart\"".into()]).unwrap_err();
+        assert_eq!(e.key, "kernel.readahead");
+        assert!(e.message.contains("adaptive"));
+    }
+
+    #[test]
+    fn negative_size_is_rejected() {
+        let e = load(&BASE.replace("\"300MiB\"", "-5"), "w.toml", &[]).unwrap_err();
+        assert!(e.message.contains("negative"), "{e}");
+    }
+
+    #[test]
+    fn overrides_reach_nested_tables_and_arrays() {
+        let r = load(
+            BASE,
+            "w.toml",
+            &["kernel.page_cluster=0".into(), "task.0.phase.0.pattern=random".into(), "swap.0.params.parallelism=1".into()],
+        )
+        .unwrap();
+        assert_eq!(r.config.kernel.page_cluster, 0);
+        assert_eq!(r.config.tasks[0].phases[0].pattern, PatternKind::Random);
+        assert_eq!(r.swap_devices[0].params.parallelism, 1);
+        let e = load(BASE, "w.toml", &["task.3.name=x".into()]).unwrap_err();
+        assert!(e.message.contains("out of range"));
+    }
+
+    #[test]
+    fn watermarks_match_the_kernel_example() {
+        // §3.2: 16 GiB, one zone: min 4096, gap 4194, low 8290, high 12484.
+        let managed = 16u64 << 18;
+        let wm = watermarks(managed, 16384, 10, Profile::V6);
+        assert_eq!(wm, Watermarks { min: 4096, low: 8290, high: 12484 });
+        assert_eq!(default_min_free_kbytes(managed), 16384);
+    }
+}

@@ -1,0 +1,351 @@
+//! Access-pattern generators: the sequence of page touches a program performs.
+//!
+//! This module is the single definition of "what the program does": the simulator consumes it
+//! and the host runner's native worker replays the very same sequence on real memory, so a
+//! pattern is written once. A generator is a pure function of its phase description and the
+//! task's random stream ([`crate::rng::Rng`]).
+
+use crate::config::{PatternKind, PhaseSpec};
+use crate::rng::Rng;
+
+/// One access: a page index within a mapping, and whether it is a store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Touch {
+    pub page: u32,
+    pub write: bool,
+}
+
+/// Zipf sampler by rejection-inversion (Hörmann & Derflinger, 1996): O(1) per sample, no
+/// table, exact for any exponent > 0.
+#[derive(Clone, Debug)]
+pub struct Zipf {
+    n: f64,
+    s: f64,
+    h_x1: f64,
+    h_n: f64,
+    cut: f64,
+}
+
+impl Zipf {
+    pub fn new(n: u64, s: f64) -> Zipf {
+        let mut z = Zipf { n: n as f64, s, h_x1: 0.0, h_n: 0.0, cut: 0.0 };
+        z.h_x1 = z.h(1.5) - 1.0;
+        z.h_n = z.h(z.n + 0.5);
+        z.cut = 1.0 - z.h_inv(z.h(1.5) - 2f64.powf(-s));
+        z
+    }
+    fn h(&self, x: f64) -> f64 {
+        let e = 1.0 - self.s;
+        if e.abs() < 1e-9 {
+            x.ln()
+        } else {
+            (x.powf(e) - 1.0) / e
+        }
+    }
+    fn h_inv(&self, x: f64) -> f64 {
+        let e = 1.0 - self.s;
+        if e.abs() < 1e-9 {
+            x.exp()
+        } else {
+            (1.0 + e * x).max(1e-300).powf(1.0 / e)
+        }
+    }
+    /// A rank in 0..n (0 is the most popular).
+    pub fn sample(&self, rng: &mut Rng) -> u64 {
+        loop {
+            let u = self.h_n + rng.unit() * (self.h_x1 - self.h_n);
+            let x = self.h_inv(u);
+            let k = (x + 0.5).floor().clamp(1.0, self.n);
+            if k - x <= self.cut || u >= self.h(k + 0.5) - k.powf(-self.s) {
+                return k as u64 - 1;
+            }
+        }
+    }
+}
+
+/// A multiplier coprime with `n`, used to scatter Zipf ranks over the mapping so that popular
+/// pages are not all neighbours (which would flatter readahead).
+fn scatter_multiplier(n: u64) -> u64 {
+    let mut a = 2_654_435_761u64 % n.max(2);
+    while a < 2 || gcd(a, n) != 1 {
+        a += 1;
+    }
+    a
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+#[derive(Clone, Debug)]
+enum Order {
+    Sequential,
+    Random,
+    Zipf { zipf: Zipf, mult: u64 },
+    Strided { stride: u64 },
+    Matrix { tiles: u64, block: u64 },
+}
+
+/// The touches of one phase over a mapping of `pages` pages.
+#[derive(Clone, Debug)]
+pub struct PhaseGen {
+    order: Order,
+    pages: u64,
+    total: u64,
+    done: u64,
+    write_ratio: f64,
+    backward: bool,
+    /// Matrix traversal state: (k, stage, i, j, page within tile).
+    m: [u64; 5],
+}
+
+impl PhaseGen {
+    pub fn new(spec: &PhaseSpec, pages: u64) -> PhaseGen {
+        let pages = pages.max(1);
+        let per_cycle = |p: u64| (spec.cycles * p as f64).round().max(1.0) as u64;
+        let (order, total) = match spec.pattern {
+            PatternKind::Sequential => (Order::Sequential, per_cycle(pages)),
+            PatternKind::Strided => (Order::Strided { stride: spec.stride.min(pages) }, per_cycle(pages)),
+            PatternKind::Random => (Order::Random, spec.touches.unwrap_or_else(|| per_cycle(pages))),
+            PatternKind::Zipf => (
+                Order::Zipf { zipf: Zipf::new(pages, spec.zipf_theta), mult: scatter_multiplier(pages) },
+                spec.touches.unwrap_or_else(|| per_cycle(pages)),
+            ),
+            PatternKind::Matrix => {
+                let block = spec.block_pages.min(pages);
+                let tiles = ((pages / block) as f64).sqrt().floor().max(1.0) as u64;
+                let one = matrix_touches(tiles, block);
+                (Order::Matrix { tiles, block }, (spec.cycles * one as f64).round().max(1.0) as u64)
+            }
+        };
+        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, m: [0; 5] }
+    }
+
+    /// Touches this phase performs in all.
+    pub fn total_touches(&self) -> u64 {
+        self.total
+    }
+
+    pub fn remaining(&self) -> u64 {
+        self.total - self.done
+    }
+
+    #[inline]
+    pub fn next(&mut self, rng: &mut Rng) -> Option<Touch> {
+        if self.done >= self.total {
+            return None;
+        }
+        let i = self.done;
+        self.done += 1;
+        let page = match &self.order {
+            Order::Sequential => i % self.pages,
+            Order::Random => rng.below(self.pages),
+            Order::Zipf { zipf, mult } => (zipf.sample(rng) * mult) % self.pages,
+            Order::Strided { stride } => {
+                // m[0] = next page, m[1] = lane (offset within the stride)
+                let p = self.m[0];
+                self.m[0] += stride;
+                if self.m[0] >= self.pages {
+                    self.m[1] = (self.m[1] + 1) % stride;
+                    self.m[0] = self.m[1];
+                }
+                p
+            }
+            Order::Matrix { tiles, block } => {
+                let (tiles, block) = (*tiles, *block);
+                let p = self.matrix_next(tiles, block);
+                p.min(self.pages - 1)
+            }
+        };
+        let page = if self.backward { self.pages - 1 - page } else { page };
+        let write = if self.write_ratio >= 1.0 {
+            true
+        } else if self.write_ratio <= 0.0 {
+            false
+        } else {
+            rng.unit() < self.write_ratio
+        };
+        Some(Touch { page: page as u32, write })
+    }
+
+    /// Right-looking blocked LU on a tiles x tiles grid of tiles stored row-major, each tile
+    /// `block` contiguous pages: for each k, factor the panel column (tiles (i,k), i >= k),
+    /// then update the trailing matrix: for every (i,j) with i,j > k, read (i,k), (k,j) and
+    /// update (i,j). Each tile touch walks its pages in order.
+    fn matrix_next(&mut self, tiles: u64, block: u64) -> u64 {
+        let [k, stage, i, j, p] = self.m;
+        let tile = |r: u64, c: u64| (r * tiles + c) * block;
+        let page = match stage {
+            0 => tile(i, k) + p,
+            1 => tile(i, k) + p,
+            2 => tile(k, j) + p,
+            _ => tile(i, j) + p,
+        };
+        // advance
+        let mut s = [k, stage, i, j, p + 1];
+        if s[4] == block {
+            s[4] = 0;
+            match stage {
+                0 => {
+                    s[2] += 1;
+                    if s[2] == tiles {
+                        s[2] = k + 1;
+                        s[3] = k + 1;
+                        s[1] = 1;
+                    }
+                }
+                1 => s[1] = 2,
+                2 => s[1] = 3,
+                _ => {
+                    s[1] = 1;
+                    s[3] += 1;
+                    if s[3] == tiles {
+                        s[3] = k + 1;
+                        s[2] += 1;
+                        if s[2] == tiles {
+                            s = [k + 1, 0, k + 1, 0, 0];
+                        }
+                    }
+                }
+            }
+            if s[1] >= 1 && (s[2] >= tiles || s[3] >= tiles) {
+                s = [k + 1, 0, k + 1, 0, 0];
+            }
+            if s[0] >= tiles {
+                s = [0, 0, 0, 0, 0];
+            }
+        }
+        self.m = s;
+        page
+    }
+}
+
+/// Touches in one full blocked-LU pass over `tiles` x `tiles` tiles of `block` pages.
+pub fn matrix_touches(tiles: u64, block: u64) -> u64 {
+    let mut n = 0;
+    for k in 0..tiles {
+        let rest = tiles - k - 1;
+        n += (tiles - k) * block + rest * rest * 3 * block;
+    }
+    n
+}
+
+/// A task's whole program: its phases in order, optionally repeated.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// (mapping index in the task, phase generator template)
+    phases: Vec<(usize, PhaseGen)>,
+    current: usize,
+    live: Option<PhaseGen>,
+    repeat: bool,
+    pub rng: Rng,
+}
+
+impl Program {
+    pub fn new(phases: Vec<(usize, PhaseGen)>, repeat: bool, rng: Rng) -> Program {
+        let live = phases.first().map(|(_, g)| g.clone());
+        Program { phases, current: 0, live, repeat, rng }
+    }
+
+    /// Mapping index of the current phase.
+    #[inline]
+    pub fn mapping(&self) -> usize {
+        self.phases[self.current].0
+    }
+
+    /// Next touch and the index of the mapping it falls in.
+    #[inline]
+    pub fn next(&mut self) -> Option<(usize, Touch)> {
+        loop {
+            let live = self.live.as_mut()?;
+            if let Some(t) = live.next(&mut self.rng) {
+                return Some((self.phases[self.current].0, t));
+            }
+            self.current += 1;
+            if self.current == self.phases.len() {
+                if !self.repeat {
+                    self.live = None;
+                    return None;
+                }
+                self.current = 0;
+            }
+            self.live = Some(self.phases[self.current].1.clone());
+        }
+    }
+
+    /// Touches of one pass through all phases.
+    pub fn touches_per_pass(&self) -> u64 {
+        self.phases.iter().map(|(_, g)| g.total_touches()).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(pattern: PatternKind) -> PhaseSpec {
+        toml::from_str::<PhaseSpec>(&format!("mapping = \"m\"\npattern = \"{}\"", format!("{pattern:?}").to_lowercase())).unwrap()
+    }
+
+    #[test]
+    fn sequential_covers_every_page_in_order() {
+        let mut g = PhaseGen::new(&spec(PatternKind::Sequential), 10);
+        let mut rng = Rng::new(1);
+        let pages: Vec<u32> = std::iter::from_fn(|| g.next(&mut rng)).map(|t| t.page).collect();
+        assert_eq!(pages, (0..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn strided_is_a_permutation() {
+        let mut s = spec(PatternKind::Strided);
+        s.stride = 3;
+        let mut g = PhaseGen::new(&s, 10);
+        let mut rng = Rng::new(1);
+        let mut pages: Vec<u32> = std::iter::from_fn(|| g.next(&mut rng)).map(|t| t.page).collect();
+        assert_eq!(&pages[..4], &[0, 3, 6, 9]);
+        pages.sort();
+        assert_eq!(pages, (0..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn zipf_favours_low_ranks() {
+        let z = Zipf::new(1000, 0.99);
+        let mut rng = Rng::new(3);
+        let mut top = 0;
+        for _ in 0..10_000 {
+            let r = z.sample(&mut rng);
+            assert!(r < 1000);
+            if r < 10 {
+                top += 1;
+            }
+        }
+        // With s = 0.99 the top 1% of ranks draw roughly 35-40% of samples.
+        assert!((2500..5000).contains(&top), "top-10 share {top}");
+    }
+
+    #[test]
+    fn matrix_pass_matches_its_count_and_stays_in_range() {
+        let mut s = spec(PatternKind::Matrix);
+        s.block_pages = 4;
+        let mut g = PhaseGen::new(&s, 4 * 4 * 4);
+        assert_eq!(g.total_touches(), matrix_touches(4, 4));
+        let mut rng = Rng::new(1);
+        let mut n = 0;
+        while let Some(t) = g.next(&mut rng) {
+            assert!(t.page < 64);
+            n += 1;
+        }
+        assert_eq!(n, matrix_touches(4, 4));
+    }
+
+    #[test]
+    fn program_repeats_when_asked() {
+        let g = PhaseGen::new(&spec(PatternKind::Sequential), 3);
+        let mut p = Program::new(vec![(0, g)], true, Rng::new(1));
+        let v: Vec<u32> = (0..7).map(|_| p.next().unwrap().1.page).collect();
+        assert_eq!(v, vec![0, 1, 2, 0, 1, 2, 0]);
+    }
+}
