@@ -1,5 +1,13 @@
 //! swaplab-core: a deterministic discrete-event simulator of Linux page reclaim and swap.
+pub mod bench;
 pub mod config;
 pub mod device;
+pub mod engine;
 pub mod rng;
+pub mod stats;
 pub mod workload;
+
+pub use engine::{simulate, Progress};
+
+/// The swaplab version, embedded in every result.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

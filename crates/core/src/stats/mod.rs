@@ -1,0 +1,39 @@
+//! Counters, histograms and the run result.
+//!
+//! Counters are named as in `/proc/vmstat` and incremented at the sites kernel-algorithms.md
+//! §7 gives, so a simulated run and a host run print the same table.
+
+pub mod hist;
+pub mod result;
+
+pub use hist::{Histogram, Percentiles};
+
+macro_rules! vmstat {
+    ($($name:ident),* $(,)?) => {
+        /// Event counters, `/proc/vmstat` names and meanings (kernel-algorithms.md §7).
+        #[derive(Clone, Debug, Default, PartialEq, Eq)]
+        pub struct VmStat { $(pub $name: u64,)* }
+        impl VmStat {
+            pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
+            pub fn to_map(&self) -> std::collections::BTreeMap<&'static str, u64> {
+                let mut m = std::collections::BTreeMap::new();
+                $(m.insert(stringify!($name), self.$name);)*
+                m
+            }
+        }
+    };
+}
+
+vmstat!(
+    pswpin, pswpout, swap_ra, swap_ra_hit, pgfault, pgmajfault,
+    pgscan_kswapd, pgscan_direct, pgsteal_kswapd, pgsteal_direct,
+    pgscan_anon, pgscan_file, pgsteal_anon, pgsteal_file,
+    pgrefill, pgactivate, pgdeactivate, pgrotated,
+    allocstall, allocstall_normal, pageoutrun, pgscan_direct_throttle,
+    kswapd_low_wmark_hit_quickly, kswapd_high_wmark_hit_quickly,
+    workingset_refault_anon, workingset_refault_file,
+    workingset_activate_anon, workingset_activate_file,
+    workingset_restore_anon, workingset_restore_file,
+    oom_kill, nr_vmscan_write, nr_vmscan_immediate_reclaim, pgpgin, pgpgout,
+    pgalloc_normal, pgfree,
+);

@@ -1,0 +1,102 @@
+//! The result of one run, in the schema of docs/result-schema.md.
+
+use super::{Percentiles, VmStat};
+use crate::config::Resolved;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct DirectReclaimStats {
+    pub calls: u64,
+    pub stall_ns: u64,
+    pub pages_reclaimed: u64,
+    pub stall_ns_pct: Percentiles,
+    pub pages_per_call_pct: Percentiles,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TaskResult {
+    pub name: String,
+    pub instance: u32,
+    pub pid: u32,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub elapsed_ns: u64,
+    pub touches: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    pub touch_latency_ns: Percentiles,
+    pub fault_latency_ns: Percentiles,
+    pub direct_reclaim: DirectReclaimStats,
+    pub oom_killed: bool,
+    pub throughput_bytes_per_s: f64,
+}
+
+#[derive(Clone, Debug, Serialize, Default)]
+pub struct TimeSeries {
+    pub t_ns: Vec<u64>,
+    pub nr_free_pages: Vec<u64>,
+    pub nr_active_anon: Vec<u64>,
+    pub nr_inactive_anon: Vec<u64>,
+    pub nr_active_file: Vec<u64>,
+    pub nr_inactive_file: Vec<u64>,
+    pub swap_used_pages: Vec<u64>,
+    pub pswpin: Vec<u64>,
+    pub pswpout: Vec<u64>,
+    pub ra_hit_rate: Vec<Option<f64>>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Event {
+    pub t_ns: u64,
+    pub kind: String,
+    pub task: String,
+    pub rss_pages: u64,
+    pub swap_pages: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceResult {
+    pub name: String,
+    pub role: String,
+    pub requests: u64,
+    pub pages_read: u64,
+    pub pages_written: u64,
+    pub busy_ns: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    pub ra_hit_pct: Option<f64>,
+    pub elapsed_s: f64,
+    pub readahead: String,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SimResult {
+    pub schema: u32,
+    pub swaplab_version: &'static str,
+    pub kind: &'static str,
+    pub host: Option<()>,
+    pub name: String,
+    pub seed: u64,
+    pub config: Resolved,
+    pub interrupted: bool,
+    pub elapsed_ns: u64,
+    pub vmstat: BTreeMap<&'static str, u64>,
+    pub tasks: Vec<TaskResult>,
+    pub timeseries: TimeSeries,
+    pub events: Vec<Event>,
+    pub devices: Vec<DeviceResult>,
+    pub summary: Summary,
+}
+
+impl SimResult {
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a result serializes")
+    }
+
+    pub fn vmstat_struct_names() -> &'static [&'static str] {
+        VmStat::NAMES
+    }
+}
