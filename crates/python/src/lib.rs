@@ -53,8 +53,8 @@ fn simulate(py: Python<'_>, text: &str, source: &str, overrides: Vec<String>, pr
 
 /// The speed benchmark (`swaplab bench`): returns its figures as JSON.
 #[pyfunction]
-#[pyo3(signature = (quick=false))]
-fn bench(py: Python<'_>, quick: bool) -> String {
+#[pyo3(name = "bench", signature = (quick=false))]
+fn run_bench(py: Python<'_>, quick: bool) -> String {
     py.allow_threads(|| serde_json::to_string(&swaplab_core::bench::run(quick)).expect("bench serializes"))
 }
 
@@ -64,6 +64,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
-    m.add_function(wrap_pyfunction!(bench, m)?)?;
+    m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     Ok(())
 }
