@@ -282,6 +282,25 @@ impl Program {
     }
 }
 
+/// The program of task instance `instance` of task `task_idx`: its phases over its mappings,
+/// with the random stream `Rng::for_stream(seed, k)` where `k` is the instance's global index
+/// over all tasks' instances in file order. The simulator and the host runner's native worker
+/// both build programs here, so they perform the very same touches.
+pub fn program_for(resolved: &crate::config::Resolved, task_idx: usize, instance: u32) -> Program {
+    let cfg = &resolved.config;
+    let task = &cfg.tasks[task_idx];
+    let k: u64 = cfg.tasks[..task_idx].iter().map(|t| t.instances as u64).sum::<u64>() + instance as u64;
+    let phases = task
+        .phases
+        .iter()
+        .map(|ph| {
+            let mi = task.mappings.iter().position(|m| m.name == ph.mapping).expect("validated: phase names a mapping");
+            (mi, PhaseGen::new(ph, task.mappings[mi].size.pages()))
+        })
+        .collect();
+    Program::new(phases, task.repeat, Rng::for_stream(cfg.seed, k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
