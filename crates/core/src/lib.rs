@@ -3,8 +3,10 @@ pub mod bench;
 pub mod config;
 pub mod device;
 pub mod engine;
+pub mod mm;
 pub mod rng;
 pub mod stats;
+pub mod swap;
 pub mod workload;
 
 pub use engine::{simulate, Progress};

@@ -1,0 +1,156 @@
+//! Memory: page frames with their flags, the LRU lists (intrusive, index-linked), page-table
+//! entries, VMAs and the inodes behind shared mappings.
+//!
+//! Layout is chosen for the performance contract: a frame is 24 bytes, a page-table entry 8,
+//! a shared mapping's inode entry 8; a resident touch reads one PTE and sets two bits.
+
+pub mod lru;
+
+pub use lru::{LruList, Lrus};
+
+/// "No frame / no link" in u32 index fields.
+pub const NONE: u32 = u32::MAX;
+
+// Frame flags (kernel-algorithms.md §9: PG_* bits the reclaim code reads).
+pub const PG_ACTIVE: u32 = 1 << 0;
+pub const PG_REFERENCED: u32 = 1 << 1;
+pub const PG_DIRTY: u32 = 1 << 2;
+pub const PG_SWAPBACKED: u32 = 1 << 3;
+pub const PG_SWAPCACHE: u32 = 1 << 4;
+pub const PG_WRITEBACK: u32 = 1 << 5;
+pub const PG_READAHEAD: u32 = 1 << 6;
+pub const PG_RECLAIM: u32 = 1 << 7;
+pub const PG_WORKINGSET: u32 = 1 << 8;
+/// Read I/O in flight: the folio lock a faulting task sleeps on.
+pub const PG_LOCKED: u32 = 1 << 9;
+pub const PG_LRU: u32 = 1 << 10;
+/// Allocated (not on the free list).
+pub const PG_INUSE: u32 = 1 << 11;
+// bits 12..13: owner kind; bits 14..16: LRU list; bits 17..19 MGLRU gen, 20..21 tier (reserved);
+// bits 24..31: swap device of the swap-cache slot.
+pub const OWNER_SHIFT: u32 = 12;
+pub const OWNER_MASK: u32 = 3 << OWNER_SHIFT;
+pub const LIST_SHIFT: u32 = 14;
+pub const LIST_MASK: u32 = 7 << LIST_SHIFT;
+pub const DEV_SHIFT: u32 = 24;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    /// Not mapped by anyone (a swap-cache page brought in by readahead, or orphaned).
+    None = 0,
+    /// Anonymous private page: `owner` is the VMA, `index` the page in it.
+    Anon = 1,
+    /// shmem page: `owner` is the inode (object), `index` the page in it.
+    Shmem = 2,
+    /// Page-cache page of a regular file.
+    File = 3,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Frame {
+    pub flags: u32,
+    pub owner: u32,
+    pub index: u32,
+    /// Swap slot while PG_SWAPCACHE (device in the flags' top byte).
+    pub slot: u32,
+    pub prev: u32,
+    pub next: u32,
+}
+
+impl Frame {
+    pub const FREE: Frame = Frame { flags: 0, owner: NONE, index: 0, slot: NONE, prev: NONE, next: NONE };
+
+    #[inline]
+    pub fn has(&self, f: u32) -> bool {
+        self.flags & f != 0
+    }
+    #[inline]
+    pub fn owner_kind(&self) -> Owner {
+        match (self.flags & OWNER_MASK) >> OWNER_SHIFT {
+            0 => Owner::None,
+            1 => Owner::Anon,
+            2 => Owner::Shmem,
+            _ => Owner::File,
+        }
+    }
+    #[inline]
+    pub fn set_owner(&mut self, kind: Owner, owner: u32, index: u32) {
+        self.flags = (self.flags & !OWNER_MASK) | ((kind as u32) << OWNER_SHIFT);
+        self.owner = owner;
+        self.index = index;
+    }
+    #[inline]
+    pub fn swap_dev(&self) -> usize {
+        (self.flags >> DEV_SHIFT) as usize
+    }
+    #[inline]
+    pub fn set_swap(&mut self, dev: usize, slot: u32) {
+        self.flags = (self.flags & !(0xff << DEV_SHIFT)) | ((dev as u32) << DEV_SHIFT) | PG_SWAPCACHE;
+        self.slot = slot;
+    }
+    #[inline]
+    pub fn clear_swap(&mut self) {
+        self.flags &= !(PG_SWAPCACHE | (0xff << DEV_SHIFT));
+        self.slot = NONE;
+    }
+    /// Anon and shmem pages are swap-backed; their LRU type is "anon".
+    #[inline]
+    pub fn is_anon_type(&self) -> bool {
+        self.has(PG_SWAPBACKED)
+    }
+}
+
+// Page-table entry encoding (u64).
+pub const PTE_PRESENT: u64 = 1 << 63;
+pub const PTE_ACCESSED: u64 = 1 << 62;
+pub const PTE_DIRTY: u64 = 1 << 61;
+pub const PTE_SWAP: u64 = 1 << 60;
+pub const PTE_WRITE: u64 = 1 << 59;
+/// Inode entries of file pages that were evicted: a workingset shadow (§4.2).
+pub const ENT_SHADOW: u64 = 1 << 58;
+
+#[inline]
+pub fn pte_frame(pte: u64) -> u32 {
+    pte as u32
+}
+#[inline]
+pub fn swp_entry(dev: usize, slot: u32) -> u64 {
+    PTE_SWAP | ((dev as u64) << 32) | slot as u64
+}
+#[inline]
+pub fn swp_dev(e: u64) -> usize {
+    ((e >> 32) & 0xff) as usize
+}
+#[inline]
+pub fn swp_slot(e: u64) -> u32 {
+    e as u32
+}
+
+/// A virtual memory area of one task.
+#[derive(Clone, Debug)]
+pub struct Vma {
+    pub task: u32,
+    pub kind: crate::config::MappingKind,
+    /// First virtual page number (2 MiB aligned, so PMD clipping is meaningful, §1.5).
+    pub start_vpn: u64,
+    pub ptes: Vec<u64>,
+    /// shmem / file: the inode whose pages this VMA maps.
+    pub object: u32,
+    /// VMA readahead state `swap_readahead_info` (§1.5), 0 = fresh.
+    pub ra_info: u64,
+    /// Resident pages mapped (rss) and swap entries held (swapents), for OOM badness.
+    pub rss: u64,
+    pub swapents: u64,
+}
+
+/// An inode: shmem object or regular file. `entries` hold a frame (PTE_PRESENT), a swap entry
+/// (shmem, PTE_SWAP) or a shadow (file, ENT_SHADOW), or 0.
+#[derive(Clone, Debug)]
+pub struct Object {
+    pub kind: crate::config::MappingKind,
+    pub entries: Vec<u64>,
+    /// VMAs mapping this object (for the reverse map).
+    pub vmas: Vec<u32>,
+    /// File: first page of its extent on the file device.
+    pub file_base: u64,
+}

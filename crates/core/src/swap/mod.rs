@@ -1,0 +1,233 @@
+//! Swap devices: the swap map, the swap cache index, workingset shadows and the cluster slot
+//! allocator (kernel-algorithms.md §2).
+//!
+//! Allocation follows the modern allocator (§2.3): 256-slot clusters; each CPU fills its own
+//! cluster through a per-CPU cursor on non-rotational devices, rotating devices share one
+//! cursor; a cursor never wraps; free clusters are taken in order, partly freed ones go back to
+//! a non-full list and are rescanned from their first slot. So slot order follows reclaim
+//! order per CPU, which is what makes offset-based readahead work at all.
+
+pub mod readahead;
+
+use crate::device::Device;
+use crate::mm::NONE;
+use std::collections::VecDeque;
+
+pub const SWAPFILE_CLUSTER: u32 = 256;
+/// The swap cache holds a folio for this slot (§2.1).
+pub const SWAP_HAS_CACHE: u8 = 0x40;
+pub const SWAP_MAP_BAD: u8 = 0x3f;
+pub const SWAP_COUNT_MASK: u8 = 0x3f;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ClusterState {
+    Free,
+    /// Owned by a CPU cursor (or the shared cursor of a rotating device).
+    Current,
+    NonFull,
+    Full,
+}
+
+#[derive(Clone, Debug)]
+pub struct SwapArea {
+    pub name: String,
+    pub priority: i32,
+    /// `swap_map[]`: reference count | SWAP_HAS_CACHE; 0 = free.
+    pub map: Vec<u8>,
+    /// Swap cache index: the frame caching each slot, or NONE.
+    pub cache: Vec<u32>,
+    /// Workingset shadow left by the last eviction from this slot (§4.2); 0 = none.
+    pub shadow: Vec<u32>,
+    pub slots: u32,
+    /// Allocated slots (map != 0), excluding the header.
+    pub inuse: u64,
+    cluster_count: Vec<u16>,
+    cluster_state: Vec<ClusterState>,
+    free_clusters: VecDeque<u32>,
+    nonfull: VecDeque<u32>,
+    cursor: Vec<u32>,
+    pub device: Device,
+}
+
+impl SwapArea {
+    pub fn new(name: &str, priority: i32, slots: u32, device: Device, cpus: usize) -> SwapArea {
+        let nclusters = slots.div_ceil(SWAPFILE_CLUSTER);
+        let mut map = vec![0u8; slots as usize];
+        map[0] = SWAP_MAP_BAD; // slot 0 holds the header
+        let mut cluster_count = vec![0u16; nclusters as usize];
+        cluster_count[0] = 1;
+        // A trailing partial cluster: its missing slots count as used.
+        let tail = slots % SWAPFILE_CLUSTER;
+        if tail != 0 {
+            cluster_count[nclusters as usize - 1] += (SWAPFILE_CLUSTER - tail) as u16;
+        }
+        let cursors = if device.params.rotational { 1 } else { cpus.max(1) };
+        SwapArea {
+            name: name.to_string(),
+            priority,
+            map,
+            cache: vec![NONE; slots as usize],
+            shadow: vec![0; slots as usize],
+            slots,
+            inuse: 0,
+            cluster_count,
+            cluster_state: vec![ClusterState::Free; nclusters as usize],
+            free_clusters: (0..nclusters).collect(),
+            nonfull: VecDeque::new(),
+            cursor: vec![0; cursors],
+            device,
+        }
+    }
+
+    pub fn free_slots(&self) -> u64 {
+        self.slots as u64 - 1 - self.inuse
+    }
+
+    pub fn rotational(&self) -> bool {
+        self.device.params.rotational
+    }
+
+    #[inline]
+    pub fn count(&self, slot: u32) -> u8 {
+        self.map[slot as usize] & SWAP_COUNT_MASK
+    }
+
+    #[inline]
+    pub fn in_use(&self, slot: u32) -> bool {
+        let m = self.map[slot as usize];
+        m != 0 && m != SWAP_MAP_BAD
+    }
+
+    /// Allocate one slot for a folio entering the swap cache (`folio_alloc_swap`, order 0);
+    /// the slot starts with only SWAP_HAS_CACHE set. `cpu` picks the cursor on SSDs.
+    pub fn alloc(&mut self, cpu: usize) -> Option<u32> {
+        let c = if self.rotational() { 0 } else { cpu % self.cursor.len() };
+        let cur = self.cursor[c];
+        if cur != 0 {
+            if let Some(s) = self.scan_cluster(cur / SWAPFILE_CLUSTER, cur, c) {
+                return Some(s);
+            }
+        }
+        while let Some(cl) = self.free_clusters.pop_front() {
+            if self.cluster_state[cl as usize] != ClusterState::Free {
+                continue;
+            }
+            if let Some(s) = self.scan_cluster(cl, cl * SWAPFILE_CLUSTER, c) {
+                return Some(s);
+            }
+        }
+        while let Some(cl) = self.nonfull.pop_front() {
+            if self.cluster_state[cl as usize] != ClusterState::NonFull {
+                continue;
+            }
+            if let Some(s) = self.scan_cluster(cl, cl * SWAPFILE_CLUSTER, c) {
+                return Some(s);
+            }
+        }
+        None
+    }
+
+    /// `alloc_swap_scan_cluster`: first free slot at or after `start` within the cluster.
+    fn scan_cluster(&mut self, cl: u32, start: u32, c: usize) -> Option<u32> {
+        let end = ((cl + 1) * SWAPFILE_CLUSTER).min(self.slots);
+        let mut off = start.max(cl * SWAPFILE_CLUSTER);
+        while off < end {
+            if self.map[off as usize] == 0 {
+                self.map[off as usize] = SWAP_HAS_CACHE;
+                self.inuse += 1;
+                self.cluster_count[cl as usize] += 1;
+                let full = self.cluster_count[cl as usize] as u32 >= SWAPFILE_CLUSTER;
+                let next = off + 1;
+                if full {
+                    self.cluster_state[cl as usize] = ClusterState::Full;
+                    self.cursor[c] = 0;
+                } else if next < end {
+                    self.cluster_state[cl as usize] = ClusterState::Current;
+                    self.cursor[c] = next;
+                } else {
+                    // The cursor ran off the end of a cluster with holes: hand it back.
+                    self.cluster_state[cl as usize] = ClusterState::NonFull;
+                    self.nonfull.push_back(cl);
+                    self.cursor[c] = 0;
+                }
+                return Some(off);
+            }
+            off += 1;
+        }
+        // Nothing free from `start` on: the cursor leaves this cluster.
+        let st = &mut self.cluster_state[cl as usize];
+        if *st == ClusterState::Current || *st == ClusterState::Free {
+            if self.cluster_count[cl as usize] as u32 >= SWAPFILE_CLUSTER {
+                *st = ClusterState::Full;
+            } else {
+                *st = ClusterState::NonFull;
+                self.nonfull.push_back(cl);
+            }
+        }
+        self.cursor[c] = 0;
+        None
+    }
+
+    /// The slot's byte dropped to 0 (`swap_range_free`): clear its shadow, return it to its
+    /// cluster. The caller has already cleared the swap-cache index.
+    pub fn release(&mut self, slot: u32) {
+        debug_assert_eq!(self.map[slot as usize], 0);
+        debug_assert_eq!(self.cache[slot as usize], NONE);
+        self.shadow[slot as usize] = 0;
+        self.inuse -= 1;
+        let cl = (slot / SWAPFILE_CLUSTER) as usize;
+        self.cluster_count[cl] -= 1;
+        match self.cluster_state[cl] {
+            ClusterState::Full => {
+                self.cluster_state[cl] = ClusterState::NonFull;
+                self.nonfull.push_back(cl as u32);
+            }
+            ClusterState::NonFull if self.cluster_count[cl] == (cl == 0) as u16 => {
+                self.cluster_state[cl] = ClusterState::Free;
+                self.free_clusters.push_back(cl as u32);
+            }
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::DeviceParams;
+
+    fn area(slots: u32, dev: &str, cpus: usize) -> SwapArea {
+        SwapArea::new("t", -1, slots, Device::new(dev, DeviceParams::preset(dev).unwrap(), slots as u64), cpus)
+    }
+
+    #[test]
+    fn slots_follow_allocation_order_per_cpu() {
+        let mut a = area(4096, "nvme", 2);
+        let s0: Vec<u32> = (0..4).map(|_| a.alloc(0).unwrap()).collect();
+        let s1: Vec<u32> = (0..4).map(|_| a.alloc(1).unwrap()).collect();
+        assert_eq!(s0, vec![1, 2, 3, 4], "slot 0 is the header");
+        assert_eq!(s1, vec![256, 257, 258, 259], "another CPU takes its own cluster");
+    }
+
+    #[test]
+    fn rotating_device_shares_one_cursor() {
+        let mut a = area(4096, "hdd", 2);
+        assert_eq!(a.alloc(0), Some(1));
+        assert_eq!(a.alloc(1), Some(2));
+    }
+
+    #[test]
+    fn freed_cluster_is_reused_after_exhaustion() {
+        let mut a = area(512, "nvme", 1);
+        let all: Vec<u32> = std::iter::from_fn(|| a.alloc(0)).collect();
+        assert_eq!(all.len(), 511);
+        assert_eq!(a.free_slots(), 0);
+        for &s in &all[300..310] {
+            a.map[s as usize] = 0;
+            a.release(s);
+        }
+        let again: Vec<u32> = std::iter::from_fn(|| a.alloc(0)).collect();
+        assert_eq!(again.len(), 10);
+        assert_eq!(again[0], all[300]);
+    }
+}
