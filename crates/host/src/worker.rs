@@ -1,0 +1,348 @@
+//! One task instance of a workload, replayed on real memory.
+//!
+//! The worker builds its [`Program`] with [`program_for`] — the simulator's own constructor —
+//! so for a given file and seed it performs the very same touches, in the same order, as the
+//! simulated task. Each touch is one store (write) or one volatile load (read) of a word in
+//! the page, timed with CLOCK_MONOTONIC; the phase's `compute` is spent in a busy loop after
+//! each touch, as the simulator charges it.
+//!
+//! Faults are counted with getrusage(RUSAGE_THREAD) deltas (exact). Which touches faulted is
+//! not observable per touch without a system call per touch, so the fault-latency histogram
+//! records the touches whose latency exceeded `fault_threshold_ns` (calibrated: a resident
+//! touch on this host takes well under it, the cheapest fault well over it); the result
+//! carries both the exact fault counts and the number of touches so classified.
+
+use crate::sys::{self, now_ns, Region};
+use serde::Serialize;
+use std::ffi::CString;
+use std::io::{self, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use swaplab_core::config::{self, MappingKind, Resolved, PAGE_SIZE};
+use swaplab_core::stats::{Histogram, Percentiles};
+use swaplab_core::workload::{program_for, Program};
+
+#[derive(Clone, Debug)]
+pub struct WorkerOptions {
+    /// Directory (on a disk file system) for file-backed mappings' files.
+    pub workdir: PathBuf,
+    /// Touches slower than this count as faults in the fault-latency histogram.
+    pub fault_threshold_ns: u64,
+}
+
+impl Default for WorkerOptions {
+    fn default() -> Self {
+        WorkerOptions { workdir: std::env::temp_dir(), fault_threshold_ns: 1_000 }
+    }
+}
+
+struct Mapping {
+    region: Region,
+    pages: u64,
+    file: Option<PathBuf>,
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        if let Some(p) = &self.file {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
+/// The measurements of one task instance (fields of the result schema's `tasks` entries,
+/// with absolute CLOCK_MONOTONIC times that the orchestrator rebases).
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerResult {
+    pub name: String,
+    pub instance: u32,
+    pub pid: u32,
+    pub start_mono_ns: u64,
+    pub end_mono_ns: u64,
+    pub elapsed_ns: u64,
+    pub touches: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    pub touch_latency_ns: Percentiles,
+    pub fault_latency_ns: Percentiles,
+    /// Touches classified as faults by latency (compare with minor_faults + major_faults).
+    pub slow_touches: u64,
+    pub fault_threshold_ns: u64,
+    pub throughput_bytes_per_s: f64,
+    /// Stopped by its time limit rather than by finishing its phases.
+    pub time_limited: bool,
+    /// Total wall time spent in compute busy loops.
+    pub compute_ns: u64,
+}
+
+/// A prepared task instance: mappings created (not yet touched), program built.
+pub struct Worker {
+    name: String,
+    instance: u32,
+    mappings: Vec<Mapping>,
+    program: Program,
+    /// Per phase: (touches per pass, compute ns per touch).
+    phases: Vec<(u64, u64)>,
+    time_limit_ns: Option<u64>,
+    start_delay_ns: u64,
+    opts: WorkerOptions,
+}
+
+fn create_file(path: &Path, pages: u64) -> io::Result<std::fs::File> {
+    let mut f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(path)?;
+    // Real data, not holes: a first touch of a file page must read it from the disk, and
+    // reclaim must write a dirtied page back (kernel-algorithms.md §3.10).
+    let mut chunk = vec![0u8; 1 << 20];
+    let mut left = pages * PAGE_SIZE;
+    let mut page_no = 0u64;
+    while left > 0 {
+        let n = left.min(chunk.len() as u64) as usize;
+        for (i, pg) in chunk[..n].chunks_mut(PAGE_SIZE as usize).enumerate() {
+            pg[..8].copy_from_slice(&(page_no + i as u64 + 1).to_le_bytes());
+        }
+        f.write_all(&chunk[..n])?;
+        page_no += (n as u64) / PAGE_SIZE;
+        left -= n as u64;
+    }
+    f.sync_all()?;
+    // Drop the file's pages from the page cache: the run starts with none of them resident.
+    // SAFETY: valid fd.
+    unsafe { libc::posix_fadvise(std::os::unix::io::AsRawFd::as_raw_fd(&f), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    Ok(f)
+}
+
+impl Worker {
+    /// Parse `text` (with `overrides`), build task `task_idx` instance `instance`'s program and
+    /// create its mappings. Nothing is touched yet, so nothing is charged to any memory
+    /// cgroup until [`Worker::run`].
+    pub fn prepare(text: &str, source: &str, overrides: &[String], task_idx: usize, instance: u32, opts: WorkerOptions) -> Result<Worker, String> {
+        let resolved: Resolved = config::load(text, source, overrides).map_err(|e| e.to_string())?;
+        let cfg = &resolved.config;
+        let task = cfg.tasks.get(task_idx).ok_or_else(|| format!("no task {task_idx} (the file has {})", cfg.tasks.len()))?;
+        if instance >= task.instances {
+            return Err(format!("task {:?} has {} instances, asked for instance {instance}", task.name, task.instances));
+        }
+        let program = program_for(&resolved, task_idx, instance);
+        let phases = task
+            .phases
+            .iter()
+            .map(|ph| {
+                let mi = task.mappings.iter().position(|m| m.name == ph.mapping).expect("validated");
+                let g = swaplab_core::workload::PhaseGen::new(ph, task.mappings[mi].size.pages());
+                (g.total_touches(), ph.compute.0)
+            })
+            .collect();
+        let time_limit_ns = match (task.time_limit, cfg.sim.time_limit) {
+            (Some(a), Some(b)) => Some(a.0.min(b.0.saturating_sub(task.start_delay.0))),
+            (Some(a), None) => Some(a.0),
+            (None, Some(b)) => Some(b.0.saturating_sub(task.start_delay.0)),
+            (None, None) => None,
+        };
+        let mut mappings = Vec::new();
+        for m in &task.mappings {
+            let pages = m.size.pages();
+            let len = (pages * PAGE_SIZE) as usize;
+            let mapping = match m.kind {
+                MappingKind::Anon => Mapping { region: Region::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1).map_err(|e| e.to_string())?, pages, file: None },
+                MappingKind::Shmem => Mapping { region: Region::map(len, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1).map_err(|e| e.to_string())?, pages, file: None },
+                MappingKind::File => {
+                    let path = opts.workdir.join(format!("swaplab-{}-{}-{}-{}.data", std::process::id(), task_idx, instance, sanitize(&m.name)));
+                    let f = create_file(&path, pages).map_err(|e| format!("creating {}: {e}", path.display()))?;
+                    let region = Region::map(len, libc::MAP_SHARED, std::os::unix::io::AsRawFd::as_raw_fd(&f));
+                    let region = match region {
+                        Ok(r) => r,
+                        Err(e) => {
+                            let _ = std::fs::remove_file(&path);
+                            return Err(e.to_string());
+                        }
+                    };
+                    Mapping { region, pages, file: Some(path) }
+                }
+            };
+            mappings.push(mapping);
+        }
+        Ok(Worker {
+            name: task.name.clone(),
+            instance,
+            mappings,
+            program,
+            phases,
+            time_limit_ns,
+            start_delay_ns: task.start_delay.0,
+            opts,
+        })
+    }
+
+    /// Pages in all mappings (for reporting).
+    pub fn mapped_pages(&self) -> u64 {
+        self.mappings.iter().map(|m| m.pages).sum()
+    }
+
+    /// Perform the program. `t0_mono_ns` is the common start of the run (CLOCK_MONOTONIC);
+    /// the task starts at t0 + its start_delay.
+    pub fn run(&mut self, t0_mono_ns: u64) -> WorkerResult {
+        let start_at = t0_mono_ns + self.start_delay_ns;
+        while now_ns() < start_at {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+        let threshold = self.opts.fault_threshold_ns;
+        let mut touch_h = Histogram::default();
+        let mut fault_h = Histogram::default();
+        let bases: Vec<(*mut u8, u64)> = self.mappings.iter().map(|m| (m.region.ptr, m.pages)).collect();
+        let mut phase = 0usize;
+        let mut left_in_phase = self.phases.first().map(|p| p.0).unwrap_or(0);
+        let mut compute = self.phases.first().map(|p| p.1).unwrap_or(0);
+        let (min0, maj0) = sys::thread_faults();
+        let start = now_ns();
+        let deadline = self.time_limit_ns.map(|l| start + l);
+        let mut touches = 0u64;
+        let mut compute_ns = 0u64;
+        let mut sink = 0u64;
+        let mut time_limited = false;
+        let mut last = start;
+        while let Some((mi, t)) = self.program.next() {
+            if left_in_phase == 0 {
+                phase = (phase + 1) % self.phases.len();
+                left_in_phase = self.phases[phase].0;
+                compute = self.phases[phase].1;
+            }
+            left_in_phase -= 1;
+            let (base, pages) = bases[mi];
+            debug_assert!((t.page as u64) < pages);
+            // A word in the page; the offset varies with the page so that resident touches do
+            // not all fall into one cache set.
+            let off = (t.page as usize) * PAGE_SIZE as usize + ((t.page as usize & 63) << 6);
+            let t0 = now_ns();
+            // SAFETY: page < mapping pages (the generator's contract), so the word lies inside
+            // the mapping; the mapping is PROT_READ|PROT_WRITE.
+            unsafe {
+                let p = base.add(off) as *mut u64;
+                if t.write {
+                    std::ptr::write_volatile(p, touches | 1);
+                } else {
+                    sink = sink.wrapping_add(std::ptr::read_volatile(p));
+                }
+            }
+            let t1 = now_ns();
+            let lat = t1 - t0;
+            touch_h.record(lat);
+            if lat > threshold {
+                fault_h.record(lat);
+            }
+            touches += 1;
+            last = t1;
+            if compute > 0 {
+                let until = t1 + compute;
+                let mut c = t1;
+                while c < until {
+                    std::hint::spin_loop();
+                    c = now_ns();
+                }
+                compute_ns += c - t1;
+                last = c;
+            }
+            if let Some(d) = deadline {
+                if last >= d {
+                    time_limited = true;
+                    break;
+                }
+            }
+        }
+        std::hint::black_box(sink);
+        let end = last.max(start);
+        let (min1, maj1) = sys::thread_faults();
+        let elapsed = end - start;
+        WorkerResult {
+            name: self.name.clone(),
+            instance: self.instance,
+            pid: std::process::id(),
+            start_mono_ns: start,
+            end_mono_ns: end,
+            elapsed_ns: elapsed,
+            touches,
+            minor_faults: min1 - min0,
+            major_faults: maj1 - maj0,
+            touch_latency_ns: touch_h.percentiles(),
+            fault_latency_ns: fault_h.percentiles(),
+            slow_touches: fault_h.count(),
+            fault_threshold_ns: threshold,
+            throughput_bytes_per_s: if elapsed == 0 { 0.0 } else { touches as f64 * PAGE_SIZE as f64 / (elapsed as f64 / 1e9) },
+            time_limited,
+            compute_ns,
+        }
+    }
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+/// Check that `dir` is on a disk file system (not tmpfs/ramfs): used for swap files, loop
+/// device backing files and file-backed mappings. Returns the f_type magic.
+pub fn fs_magic(dir: &Path) -> io::Result<i64> {
+    let c = CString::new(dir.as_os_str().as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "path with NUL"))?;
+    // SAFETY: zeroed statfs is a valid out-parameter.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    sys::check(unsafe { libc::statfs(c.as_ptr(), &mut st) }, "statfs")?;
+    Ok(st.f_type as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const W: &str = r#"
+seed = 7
+[machine]
+ram = "256MiB"
+[[task]]
+name = "t"
+instances = 2
+[[task.mapping]]
+name = "a"
+kind = "anon"
+size = "1MiB"
+[[task.mapping]]
+name = "s"
+kind = "shmem"
+size = "1MiB"
+[[task.mapping]]
+name = "f"
+kind = "file"
+size = "256KiB"
+[[task.phase]]
+mapping = "a"
+pattern = "sequential"
+cycles = 2
+[[task.phase]]
+mapping = "s"
+pattern = "random"
+write_ratio = 0.5
+[[task.phase]]
+mapping = "f"
+pattern = "sequential"
+write_ratio = 0.0
+compute = "1us"
+"#;
+
+    #[test]
+    fn performs_every_touch_of_the_program() {
+        let dir = std::env::temp_dir();
+        let mut w = Worker::prepare(W, "w.toml", &[], 0, 1, WorkerOptions { workdir: dir, fault_threshold_ns: 1000 }).unwrap();
+        let r = w.run(now_ns());
+        assert_eq!(r.touches, 2 * 256 + 256 + 64);
+        // every anon page and every file page faults at least once
+        assert!(r.minor_faults + r.major_faults >= 256 + 64, "{r:?}");
+        assert!(r.compute_ns >= 64 * 1000);
+        assert!(!r.time_limited);
+    }
+
+    #[test]
+    fn time_limit_stops_a_repeating_task() {
+        let text = W.replace("instances = 2", "instances = 1\nrepeat = true\ntime_limit = \"50ms\"");
+        let mut w = Worker::prepare(&text, "w.toml", &[], 0, 0, WorkerOptions::default()).unwrap();
+        let r = w.run(now_ns());
+        assert!(r.time_limited);
+        assert!(r.elapsed_ns >= 50_000_000 && r.elapsed_ns < 500_000_000, "{}", r.elapsed_ns);
+    }
+}
