@@ -1,1 +1,268 @@
-//! placeholder
+//! Measurements of the host for `swaplab calibrate`.
+//!
+//! * Device: O_DIRECT I/O on a file in the swap file's file system — 4 KiB random reads and
+//!   writes at queue depth 1 (latency), 1 MiB sequential reads and writes (bandwidth), and
+//!   4 KiB random reads at queue depths 1..32 with one thread per outstanding request
+//!   (parallelism = peak IOPS x QD1 latency, the model's "requests served at once").
+//! * CPU costs through the real kernel: a resident touch, a minor fault (first write to an
+//!   anonymous page: allocate + zero + map), a cache-hit fault (a file page in the page cache
+//!   mapped by a fault, MADV_RANDOM so no fault-around hides it) and a major fault (the same
+//!   page not cached: read from the device through the fault path).
+
+use crate::sys::{self, now_ns, Region};
+use serde::Serialize;
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use swaplab_core::rng::Rng;
+use swaplab_core::stats::{Histogram, Percentiles};
+
+const PAGE: usize = 4096;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct QdPoint {
+    pub queue_depth: u32,
+    pub iops: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct DeviceReport {
+    pub file: String,
+    pub file_bytes: u64,
+    pub rand_read_ns: Percentiles,
+    pub rand_write_ns: Percentiles,
+    pub seq_read_bytes_per_s: f64,
+    pub seq_write_bytes_per_s: f64,
+    pub read_qd: Vec<QdPoint>,
+    /// peak IOPS over the queue depths x mean QD1 read latency.
+    pub parallelism: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FaultReport {
+    pub pages: u64,
+    pub resident_touch_ns: f64,
+    pub minor_fault_ns: f64,
+    pub cache_hit_fault_ns: f64,
+    pub major_fault_ns: f64,
+    pub major_fault_pct: Percentiles,
+}
+
+struct Fd(libc::c_int);
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: our descriptor.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+fn open(path: &Path, flags: libc::c_int) -> io::Result<Fd> {
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in path"))?;
+    // SAFETY: valid C string.
+    let fd = unsafe { libc::open(c.as_ptr(), flags | libc::O_CLOEXEC, 0o600) };
+    sys::check(fd, &format!("open {}", path.display()))?;
+    Ok(Fd(fd))
+}
+
+fn pio(fd: &Fd, buf: &Region, len: usize, off: u64, write: bool) -> io::Result<()> {
+    // SAFETY: buf is a page-aligned mapping of at least len bytes (O_DIRECT alignment).
+    let n = unsafe {
+        if write {
+            libc::pwrite(fd.0, buf.ptr as *const libc::c_void, len, off as libc::off_t)
+        } else {
+            libc::pread(fd.0, buf.ptr as *mut libc::c_void, len, off as libc::off_t)
+        }
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if n as usize != len {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "short O_DIRECT transfer"));
+    }
+    Ok(())
+}
+
+fn fill(buf: &Region, seed: u64) {
+    let mut r = Rng::new(seed);
+    // SAFETY: writing within our mapping, 8-byte aligned.
+    for i in 0..buf.len / 8 {
+        unsafe { *(buf.ptr as *mut u64).add(i) = r.next_u64() };
+    }
+}
+
+/// Measure the device under `dir` with a `file_bytes` file (created, then removed).
+pub fn device(dir: &Path, file_bytes: u64, seconds: f64) -> io::Result<DeviceReport> {
+    let path: PathBuf = dir.join(format!("swaplab-calibrate-{}.data", std::process::id()));
+    let res = device_inner(&path, file_bytes, seconds);
+    let _ = std::fs::remove_file(&path);
+    res
+}
+
+fn device_inner(path: &Path, file_bytes: u64, seconds: f64) -> io::Result<DeviceReport> {
+    const CHUNK: usize = 1 << 20;
+    let file_bytes = (file_bytes / CHUNK as u64).max(8) * CHUNK as u64;
+    let fd = open(path, libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC | libc::O_DIRECT)?;
+    let big = Region::map(CHUNK, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
+    fill(&big, 1);
+    // Sequential write (also gives the file real blocks: reads of unwritten extents would
+    // not touch the device).
+    let t = now_ns();
+    let mut off = 0;
+    while off < file_bytes {
+        pio(&fd, &big, CHUNK, off, true)?;
+        off += CHUNK as u64;
+    }
+    // SAFETY: valid fd.
+    unsafe { libc::fdatasync(fd.0) };
+    let seq_write = file_bytes as f64 / ((now_ns() - t) as f64 / 1e9);
+    let t = now_ns();
+    let mut off = 0;
+    while off < file_bytes {
+        pio(&fd, &big, CHUNK, off, false)?;
+        off += CHUNK as u64;
+    }
+    let seq_read = file_bytes as f64 / ((now_ns() - t) as f64 / 1e9);
+    let pages = file_bytes / PAGE as u64;
+    let small = Region::map(PAGE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
+    fill(&small, 2);
+    let qd1 = |write: bool, seed: u64| -> io::Result<Histogram> {
+        let mut h = Histogram::default();
+        let mut r = Rng::new(seed);
+        let end = now_ns() + (seconds * 1e9) as u64;
+        loop {
+            let off = r.below(pages) * PAGE as u64;
+            let t0 = now_ns();
+            pio(&fd, &small, PAGE, off, write)?;
+            let t1 = now_ns();
+            h.record(t1 - t0);
+            if t1 >= end && h.count() >= 32 {
+                break;
+            }
+        }
+        Ok(h)
+    };
+    let rr = qd1(false, 3)?;
+    let rw = qd1(true, 4)?;
+    // SAFETY: valid fd.
+    unsafe { libc::fdatasync(fd.0) };
+    let mut read_qd = Vec::new();
+    for qd in [1u32, 2, 4, 8, 16, 32] {
+        let stop = now_ns() + (seconds * 1e9 / 2.0).max(0.2e9) as u64;
+        let path = path.to_path_buf();
+        let handles: Vec<_> = (0..qd)
+            .map(|i| {
+                let path = path.clone();
+                std::thread::spawn(move || -> io::Result<u64> {
+                    let fd = open(&path, libc::O_RDONLY | libc::O_DIRECT)?;
+                    let buf = Region::map(PAGE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
+                    let mut r = Rng::new(100 + i as u64);
+                    let mut n = 0;
+                    while now_ns() < stop {
+                        pio(&fd, &buf, PAGE, r.below(pages) * PAGE as u64, false)?;
+                        n += 1;
+                    }
+                    Ok(n)
+                })
+            })
+            .collect();
+        let t0 = now_ns();
+        let mut total = 0;
+        for h in handles {
+            total += h.join().map_err(|_| io::Error::new(io::ErrorKind::Other, "I/O thread panicked"))??;
+        }
+        let dt = (now_ns() - t0) as f64 / 1e9;
+        read_qd.push(QdPoint { queue_depth: qd, iops: total as f64 / dt });
+    }
+    let peak = read_qd.iter().map(|p| p.iops).fold(0.0, f64::max);
+    let mean_ns = rr.sum() as f64 / rr.count().max(1) as f64;
+    Ok(DeviceReport {
+        file: path.display().to_string(),
+        file_bytes,
+        rand_read_ns: rr.percentiles(),
+        rand_write_ns: rw.percentiles(),
+        seq_read_bytes_per_s: seq_read,
+        seq_write_bytes_per_s: seq_write,
+        read_qd,
+        parallelism: (peak * mean_ns / 1e9).max(1.0),
+    })
+}
+
+/// Fault costs through the real kernel, with `pages` pages per measurement. The file for the
+/// cache-hit and major-fault measurements lives in `dir` (a disk file system).
+pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
+    let len = pages as usize * PAGE;
+    let touch_all = |r: &Region, write: bool| -> f64 {
+        let t0 = now_ns();
+        let mut sink = 0u64;
+        for p in 0..pages as usize {
+            // SAFETY: inside the mapping.
+            unsafe {
+                let q = r.ptr.add(p * PAGE + ((p & 63) << 6)) as *mut u64;
+                if write {
+                    std::ptr::write_volatile(q, p as u64 | 1);
+                } else {
+                    sink = sink.wrapping_add(std::ptr::read_volatile(q));
+                }
+            }
+        }
+        std::hint::black_box(sink);
+        (now_ns() - t0) as f64 / pages as f64
+    };
+    // Minor faults: first writes to anonymous memory.
+    let anon = Region::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
+    let minor = touch_all(&anon, true);
+    let resident = (0..3).map(|_| touch_all(&anon, true)).fold(f64::MAX, f64::min);
+    drop(anon);
+    // A file with real data, cached.
+    let path = dir.join(format!("swaplab-calibrate-faults-{}.data", std::process::id()));
+    let result = (|| -> io::Result<(f64, f64, Histogram)> {
+        {
+            use std::io::Write;
+            let mut f = std::fs::File::create(&path)?;
+            let chunk = vec![0x5au8; 1 << 20];
+            let mut left = len;
+            while left > 0 {
+                let n = left.min(chunk.len());
+                f.write_all(&chunk[..n])?;
+                left -= n;
+            }
+            f.sync_all()?;
+        }
+        let fd = open(&path, libc::O_RDWR)?;
+        // Cache-hit faults: the pages are in the page cache (just written), not mapped here.
+        let map = Region::map(len, libc::MAP_SHARED, fd.0)?;
+        map.advise(libc::MADV_RANDOM);
+        let hit = touch_all(&map, false);
+        drop(map);
+        // Major faults: drop the cache, then fault pages in random order, one read each.
+        // SAFETY: valid fd.
+        unsafe { libc::posix_fadvise(fd.0, 0, 0, libc::POSIX_FADV_DONTNEED) };
+        let map = Region::map(len, libc::MAP_SHARED, fd.0)?;
+        map.advise(libc::MADV_RANDOM);
+        let mut order: Vec<usize> = (0..pages as usize).collect();
+        let mut r = Rng::new(9);
+        for i in (1..order.len()).rev() {
+            order.swap(i, r.below(i as u64 + 1) as usize);
+        }
+        let mut h = Histogram::default();
+        let (_, maj0) = sys::thread_faults();
+        let mut sink = 0u64;
+        for &p in &order {
+            let t0 = now_ns();
+            // SAFETY: inside the mapping.
+            sink = sink.wrapping_add(unsafe { std::ptr::read_volatile(map.ptr.add(p * PAGE) as *const u64) });
+            h.record(now_ns() - t0);
+        }
+        std::hint::black_box(sink);
+        let (_, maj1) = sys::thread_faults();
+        let mean = h.sum() as f64 / h.count().max(1) as f64;
+        if maj1 - maj0 < pages / 2 {
+            return Err(io::Error::new(io::ErrorKind::Other, format!("expected ~{pages} major faults, the kernel counted {}", maj1 - maj0)));
+        }
+        Ok((hit, mean, h))
+    })();
+    let _ = std::fs::remove_file(&path);
+    let (hit, major, h) = result?;
+    Ok(FaultReport { pages, resident_touch_ns: resident, minor_fault_ns: minor - resident, cache_hit_fault_ns: hit - resident, major_fault_ns: major, major_fault_pct: h.percentiles() })
+}

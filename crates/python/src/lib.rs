@@ -2,6 +2,8 @@
 //! worker, exposed to the Python lab. Every function takes and returns plain strings (TOML in,
 //! JSON out) so that the Python side owns presentation and the Rust side owns the model.
 
+mod host;
+
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -65,5 +67,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
+    host::register(m)?;
     Ok(())
 }
