@@ -98,7 +98,9 @@ pub struct PhaseGen {
     done: u64,
     write_ratio: f64,
     backward: bool,
-    /// Matrix traversal state: (k, stage, i, j, page within tile).
+    /// The program's own CPU time per touch (`compute`).
+    pub compute_ns: u64,
+    /// Matrix traversal state: (k, stage, i, j, page within tile); strided: (next, lane).
     m: [u64; 5],
 }
 
@@ -121,7 +123,7 @@ impl PhaseGen {
                 (Order::Matrix { tiles, block }, (spec.cycles * one as f64).round().max(1.0) as u64)
             }
         };
-        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, m: [0; 5] }
+        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, compute_ns: spec.compute.0, m: [0; 5] }
     }
 
     /// Touches this phase performs in all.
@@ -250,10 +252,16 @@ impl Program {
         Program { phases, current: 0, live, repeat, rng }
     }
 
-    /// Mapping index of the current phase.
+    /// The program's own CPU time per touch in the current phase.
     #[inline]
-    pub fn mapping(&self) -> usize {
-        self.phases[self.current].0
+    pub fn compute_ns(&self) -> u64 {
+        self.live.as_ref().map_or(0, |g| g.compute_ns)
+    }
+
+    /// Touches left in the current pass (for progress estimates).
+    pub fn remaining_in_pass(&self) -> u64 {
+        let live = self.live.as_ref().map_or(0, |g| g.remaining());
+        live + self.phases[(self.current + 1).min(self.phases.len())..].iter().map(|(_, g)| g.total_touches()).sum::<u64>()
     }
 
     /// Next touch and the index of the mapping it falls in.
