@@ -1,0 +1,264 @@
+"""The ``swaplab`` command.
+
+Exit status: 0 success; 1 ``reproduce --strict`` found a differing shape; 2 a user's mistake
+(bad workload or experiment, missing file, bad ``--set``); 130 interrupted (Ctrl-C).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, List, Optional, Sequence
+
+
+class UserError(Exception):
+    """A mistake on the command line or in an input file: one line on stderr, exit 2."""
+
+
+def _one_line(msg: Any) -> str:
+    return " ".join(str(msg).split())
+
+
+# -- progress bar --------------------------------------------------------------------------
+
+class ProgressBar:
+    """A bar on stderr, only on a terminal and only once a run has taken more than a second."""
+
+    def __init__(self, enabled: bool, stream: Any = None, delay: float = 1.0):
+        self.stream = stream or sys.stderr
+        self.enabled = enabled and self.stream.isatty()
+        self.t0 = time.monotonic()
+        self.delay = delay
+        self.drawn = False
+
+    def __call__(self, virtual_ns: int, fraction: float) -> bool:
+        if not self.enabled:
+            return True
+        wall = time.monotonic() - self.t0
+        if wall < self.delay:
+            return True
+        frac = min(max(fraction, 0.0), 1.0)
+        width = 30
+        fill = int(frac * width)
+        self.stream.write(f"\r[{'#' * fill}{'.' * (width - fill)}] {frac * 100:5.1f}%  "
+                          f"virtual {virtual_ns / 1e9:8.2f} s  wall {wall:6.1f} s")
+        self.stream.flush()
+        self.drawn = True
+        return True
+
+    def close(self) -> None:
+        if self.drawn:
+            self.stream.write("\r" + " " * 72 + "\r")
+            self.stream.flush()
+
+
+# -- commands ------------------------------------------------------------------------------
+
+def _check_sets(sets: Sequence[str]) -> List[str]:
+    out = []
+    for s in sets:
+        key, eq, _ = s.partition("=")
+        if not eq or not key.strip() or any(not seg for seg in key.strip().split(".")):
+            raise UserError(f"--set {s!r}: expected key=value, e.g. --set kernel.page_cluster=0")
+        out.append(s)
+    return out
+
+
+def _check_output(path: Optional[str], what: str) -> None:
+    if path is None:
+        return
+    from .io import check_writable
+
+    try:
+        check_writable(path)
+    except OSError as e:
+        raise UserError(f"{what} {e}") from None
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .api import load_workload, simulate_text
+    from .table import run_report
+
+    sets = _check_sets(args.set or [])
+    _check_output(args.json, "--json")
+    _check_output(args.plot, "--plot")
+    try:
+        text, source = load_workload(args.file)
+    except FileNotFoundError:
+        raise UserError(f"{args.file}: no such file") from None
+    except IsADirectoryError:
+        raise UserError(f"{args.file}: is a directory") from None
+    except UnicodeDecodeError:
+        raise UserError(f"{args.file}: not a text (TOML) file") from None
+    except OSError as e:
+        raise UserError(f"{args.file}: {e.strerror or e}") from None
+    bar = ProgressBar(enabled=not args.quiet)
+    try:
+        result = simulate_text(text, source, sets, bar)
+    finally:
+        bar.close()
+    if args.json:
+        result.save(args.json)
+    if args.plot:
+        from .plots import plot_run
+
+        plot_run(result, args.plot)
+    if not args.quiet:
+        sys.stdout.write(run_report(result.raw))
+    return 0
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    from . import _core
+    from .api import load_workload
+
+    sets = _check_sets(args.set or [])
+    try:
+        text, source = load_workload(args.file)
+    except FileNotFoundError:
+        raise UserError(f"{args.file}: no such file") from None
+    except OSError as e:
+        raise UserError(f"{args.file}: {e.strerror or e}") from None
+    out = json.loads(_core.resolve(text, source, sets))
+    sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    return 0
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from . import _core
+    from .table import bench_report
+
+    figures = json.loads(_core.bench(args.quick))
+    if args.json:
+        sys.stdout.write(json.dumps(figures, indent=2) + "\n")
+    else:
+        sys.stdout.write(bench_report(figures))
+    return 0
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from . import experiments as ex
+    from .io import write_json_atomic
+    from .reproduce import CellError, format_all, report_document, reproduce
+
+    try:
+        if args.list:
+            d = ex.find_dir(args.dir)
+            for p in ex.discover(d):
+                e = ex.load(p)
+                print(f"{e.name:24s} {e.title}")
+            return 0
+        if args.all:
+            if args.names:
+                raise UserError("give experiment names or --all, not both")
+            paths = ex.discover(ex.find_dir(args.dir))
+            if not paths:
+                raise UserError("no experiments found")
+        else:
+            if not args.names:
+                raise UserError("name an experiment (see --list) or give --all")
+            paths = [ex.find(n, args.dir) for n in args.names]
+        exps = [ex.load(p) for p in paths]
+    except ex.ExperimentError as e:
+        raise UserError(str(e)) from None
+    if not (args.scale > 0 and args.scale == args.scale and args.scale != float("inf")):
+        raise UserError(f"--scale {args.scale}: expected a positive number")
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs {args.jobs}: expected at least 1")
+    _check_output(args.json, "--json")
+    try:
+        reps = reproduce(exps, scale=args.scale, n_jobs=args.jobs, show_progress=not args.quiet)
+    except CellError as e:
+        raise UserError(str(e)) from None
+    sys.stdout.write(format_all(reps))
+    if args.json:
+        write_json_atomic(args.json, report_document(reps, args.all or len(reps) > 1))
+        from .plots import plot_experiment
+
+        base, _ = os.path.splitext(args.json)
+        for rep in reps:
+            png = f"{base}.png" if len(reps) == 1 else f"{base}-{rep['experiment']}.png"
+            plot_experiment(rep, png)
+    if args.strict and not all(r["agrees"] for r in reps):
+        print("swaplab reproduce: --strict: some shapes differ", file=sys.stderr)
+        return 1
+    return 0
+
+
+# -- parser --------------------------------------------------------------------------------
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    p = argparse.ArgumentParser(prog="swaplab", description="A simulator and lab for Linux page reclaim and swap.")
+    p.add_argument("--version", action="version", version=f"swaplab {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    r = sub.add_parser("run", help="simulate a workload file and print its counters and latencies")
+    r.add_argument("file", metavar="FILE", help="workload (TOML)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a setting, e.g. --set kernel.page_cluster=0 (repeatable)")
+    r.add_argument("--json", metavar="OUT", help="write the full result (JSON) to OUT, atomically")
+    r.add_argument("--plot", metavar="OUT.png", help="plot memory, swap traffic and readahead hits over time")
+    r.add_argument("--quiet", "-q", action="store_true", help="print nothing (no table, no progress)")
+    r.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("resolve", help="validate a workload and print its fully resolved configuration")
+    s.add_argument("file", metavar="FILE")
+    s.add_argument("--set", action="append", metavar="KEY=VALUE")
+    s.set_defaults(func=cmd_resolve)
+
+    b = sub.add_parser("bench", help="measure the simulator's speed")
+    b.add_argument("--json", action="store_true", help="print the figures as JSON")
+    b.add_argument("--quick", action="store_true", help="a shorter measurement")
+    b.set_defaults(func=cmd_bench)
+
+    rp = sub.add_parser("reproduce", help="reproduce published tables (experiments/*.toml)")
+    rp.add_argument("names", nargs="*", metavar="NAME", help="experiment name or file")
+    rp.add_argument("--all", action="store_true", help="every experiment in experiments/")
+    rp.add_argument("--list", action="store_true", help="list the experiments")
+    rp.add_argument("--scale", type=float, default=1.0, metavar="F",
+                    help="divide memory sizes and durations by F (default 1: the published size)")
+    rp.add_argument("--json", metavar="OUT", help="write the comparison as JSON (and plots beside it)")
+    rp.add_argument("--strict", action="store_true", help="exit 1 when any cell differs")
+    rp.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                    help="simulations in parallel (default: the number of CPUs)")
+    rp.add_argument("--dir", metavar="DIR", help="experiments directory (default: ./experiments)")
+    rp.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
+    rp.set_defaults(func=cmd_reproduce)
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help(sys.stderr)
+            return 2
+        from . import ConfigError
+
+        try:
+            return args.func(args)
+        except ConfigError as e:
+            print(f"swaplab: error: {_one_line(e)}", file=sys.stderr)
+            return 2
+        except UserError as e:
+            print(f"swaplab: error: {_one_line(e)}", file=sys.stderr)
+            return 2
+    except KeyboardInterrupt:
+        print("\nswaplab: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""Named figures extracted from a result, as the published tables report them.
+
+A metric is a function of the result's JSON and an optional task-name filter (a glob such as
+``"seq"`` or ``"rand*"``, or a list of globs; default: all tasks). Every metric returns a float,
+or None when the run has nothing to measure (no task matched, no readahead happened).
+
+==========================  =========================================================
+``elapsed_s``               longest elapsed time of the matching tasks, seconds
+``elapsed_cs``              the same in centiseconds (the 2012 posting's unit)
+``throughput_kbps``         sum over matching tasks of touched bytes / elapsed, KiB/s
+``latency_mean_us``         mean page-touch latency of the matching tasks, microseconds
+``latency_pNN_us``          touch-latency percentile: p50, p90, p99, p99.9 or max
+``fault_latency_mean_us``   the same for page faults (``fault_latency_pNN_us`` too)
+``ra_hit_pct``              100 * swap_ra_hit / swap_ra (whole machine, as /proc/vmstat)
+``major_faults``            major faults of the matching tasks
+``vmstat.NAME``             any /proc/vmstat counter of the run
+==========================  =========================================================
+
+Percentiles over several tasks are the touch-weighted mean of the per-task percentiles (the
+result keeps one histogram per task); for identical instances of one program that is the
+percentile of the whole group to within the histogram's resolution.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+TaskFilter = Union[None, str, Sequence[str]]
+_PCT = re.compile(r"^(latency|fault_latency)_(mean|p50|p90|p99|p99\.9|p999|max)_us$")
+
+
+class MetricError(ValueError):
+    """An unknown metric name (a user's mistake in an experiment file)."""
+
+
+def select_tasks(raw: Dict[str, Any], tasks: TaskFilter = None) -> List[Dict[str, Any]]:
+    all_tasks = raw.get("tasks", []) or []
+    if tasks is None:
+        return list(all_tasks)
+    globs = [tasks] if isinstance(tasks, str) else list(tasks)
+    return [t for t in all_tasks if any(fnmatch.fnmatchcase(t.get("name", ""), g) for g in globs)]
+
+
+def _elapsed_s(ts: List[Dict[str, Any]]) -> Optional[float]:
+    if not ts:
+        return None
+    return max(t.get("elapsed_ns", 0) for t in ts) / 1e9
+
+
+def _throughput_kbps(ts: List[Dict[str, Any]]) -> Optional[float]:
+    if not ts:
+        return None
+    total = 0.0
+    for t in ts:
+        bps = t.get("throughput_bytes_per_s")
+        if bps is None:
+            el = t.get("elapsed_ns", 0)
+            bps = t.get("touches", 0) * 4096 / (el / 1e9) if el else 0.0
+        total += bps
+    return total / 1024.0
+
+
+def _latency(ts: List[Dict[str, Any]], field: str, key: str) -> Optional[float]:
+    weighted, weight = 0.0, 0
+    for t in ts:
+        lat = t.get(field) or {}
+        if key not in lat:
+            continue
+        n = t.get("touches", 0) if field == "touch_latency_ns" else t.get("minor_faults", 0) + t.get("major_faults", 0)
+        if key == "max":
+            weighted = max(weighted, float(lat[key]))
+            weight = max(weight, 1)
+            continue
+        weighted += float(lat[key]) * n
+        weight += n
+    if not weight:
+        return None
+    value = weighted if key == "max" else weighted / weight
+    return value / 1000.0
+
+
+def ra_hit_pct(raw: Dict[str, Any]) -> Optional[float]:
+    vm = raw.get("vmstat", {}) or {}
+    ra = vm.get("swap_ra", 0)
+    return 100.0 * vm.get("swap_ra_hit", 0) / ra if ra else None
+
+
+_SIMPLE: Dict[str, Callable[[Dict[str, Any], List[Dict[str, Any]]], Optional[float]]] = {
+    "elapsed_s": lambda raw, ts: _elapsed_s(ts),
+    "elapsed_cs": lambda raw, ts: None if _elapsed_s(ts) is None else _elapsed_s(ts) * 100.0,
+    "throughput_kbps": lambda raw, ts: _throughput_kbps(ts),
+    "ra_hit_pct": lambda raw, ts: ra_hit_pct(raw),
+    "major_faults": lambda raw, ts: float(sum(t.get("major_faults", 0) for t in ts)) if ts else None,
+    "touches": lambda raw, ts: float(sum(t.get("touches", 0) for t in ts)) if ts else None,
+}
+
+UNITS = {"elapsed_s": "s", "elapsed_cs": "cs", "throughput_kbps": "KB/s", "ra_hit_pct": "%",
+         "major_faults": "", "touches": ""}
+
+
+def known(name: str) -> bool:
+    return name in _SIMPLE or bool(_PCT.match(name)) or (name.startswith("vmstat.") and len(name) > 7)
+
+
+def unit_of(name: str) -> str:
+    if name in UNITS:
+        return UNITS[name]
+    if _PCT.match(name):
+        return "us"
+    return ""
+
+
+def check(name: str) -> None:
+    if not known(name):
+        raise MetricError(
+            f"unknown metric {name!r} (expected one of {', '.join(sorted(_SIMPLE))}, "
+            "latency_{mean,p50,p90,p99,p99.9,max}_us, fault_latency_..._us or vmstat.COUNTER)")
+
+
+def extract(raw: Dict[str, Any], name: str, tasks: TaskFilter = None) -> Optional[float]:
+    """The value of metric ``name`` in a result (its JSON object)."""
+    check(name)
+    if name.startswith("vmstat."):
+        v = (raw.get("vmstat") or {}).get(name[7:])
+        return None if v is None else float(v)
+    ts = select_tasks(raw, tasks)
+    if name in _SIMPLE:
+        return _SIMPLE[name](raw, ts)
+    m = _PCT.match(name)
+    assert m
+    field = "touch_latency_ns" if m.group(1) == "latency" else "fault_latency_ns"
+    key = {"p999": "p99.9"}.get(m.group(2), m.group(2))
+    return _latency(ts, field, key)
