@@ -7,9 +7,7 @@ import signal
 import threading
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
-import tomli_w
-
-from . import _core
+from . import _core, tomlio
 from ._core import ConfigError
 from .result import Result
 
@@ -21,17 +19,16 @@ ProgressFn = Callable[[int, float], Any]
 def toml_value(value: Any) -> str:
     """A Python value written as a TOML value (``"3.14"`` -> ``'"3.14"'``, True -> ``true``)."""
     try:
-        line = tomli_w.dumps({"v": value})
+        return tomlio.value(value)
     except (TypeError, ValueError) as e:
         raise ConfigError(f"<overrides>: cannot write {value!r} as a TOML value: {e}") from None
-    return line.strip()[len("v = "):] if line.count("\n") == 1 else line.split("=", 1)[1].strip()
 
 
 def load_workload(workload: Workload) -> Tuple[str, str]:
     """(TOML text, source name) of a workload given as a path or a dict."""
     if isinstance(workload, Mapping):
         try:
-            return tomli_w.dumps(dict(workload)), "<dict>"
+            return tomlio.dumps(workload), "<dict>"
         except (TypeError, ValueError) as e:
             raise ConfigError(f"<dict>: cannot be written as TOML: {e}") from None
     path = os.fspath(workload)

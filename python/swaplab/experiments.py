@@ -117,14 +117,14 @@ def load(path: Union[str, Path]) -> Experiment:
     exp = doc.get("experiment")
     if not isinstance(exp, dict):
         raise _err(path, "missing [experiment] table")
-    known_exp = {"name", "title", "source", "metric", "unit", "tasks", "baseline", "notes", "set"}
+    known_exp = {"name", "title", "source", "metric", "unit", "tasks", "baseline", "notes", "set", "workload"}
     for k in exp:
         if k not in known_exp:
             raise _err(path, f"[experiment]: unknown key {k!r} (expected {', '.join(sorted(known_exp))})")
     name = exp.get("name", path.stem)
 
     # The workload: inline table or a file relative to the experiment.
-    wl = doc.get("workload")
+    wl = doc.get("workload", exp.get("workload"))
     if isinstance(wl, str):
         wpath = (path.parent / wl).resolve()
         try:

@@ -17,9 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-import tomli_w
-
-from . import _core, metrics
+from . import _core, metrics, tomlio
 from .experiments import RULE, Experiment, verdict
 from .scale import scale_overrides, scale_workload
 
@@ -43,7 +41,7 @@ def plan(exps: Sequence[Experiment], scale: float = 1.0) -> List[Job]:
     jobs: List[Job] = []
     for exp in exps:
         doc = scale_workload(exp.workload, scale)
-        text = tomli_w.dumps(doc)
+        text = tomlio.dumps(doc)
         source = exp.workload_source + (f" (scaled 1/{scale:g})" if scale != 1 else "")
         seen: Dict[Tuple[str, ...], Job] = {}
         for row in exp.rows:
@@ -238,7 +236,7 @@ def _fmt(x: Optional[float]) -> str:
     if x is None:
         return "-"
     ax = abs(x)
-    if ax >= 1e5:
+    if ax >= 1e4:
         return f"{x:,.0f}"
     if ax >= 100:
         return f"{x:.0f}" if x == int(x) else f"{x:.1f}"
@@ -264,7 +262,9 @@ def format_report(rep: Dict[str, Any]) -> str:
         label = r["row"] if r["row"] != prev else ""
         prev = r["row"]
         unit = f" {r['unit']}" if r["unit"] else ""
-        table.append((label, r["variant"], _fmt(r["published"]) + unit, _fmt(r["simulated"]) + unit,
+        pub = _fmt(r["published"]) + (unit if r["published"] is not None else "")
+        sim = _fmt(r["simulated"]) + (unit if r["simulated"] is not None else "")
+        table.append((label, r["variant"], pub, sim,
                       _fmt_ratio(r["published_ratio"]), _fmt_ratio(r["simulated_ratio"]),
                       "(baseline)" if r["baseline"] else r["verdict"]))
     widths = [max(len(str(row[i])) for row in table) for i in range(len(head))]

@@ -1,0 +1,202 @@
+"""Swap devices for a host run: a swap file on disk, a non-rotational loop device over a disk
+file, or zram — never anything on tmpfs (docs/host-runner.md, "Traps")."""
+
+from __future__ import annotations
+
+import glob
+import os
+import subprocess
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from .errors import PreconditionError
+from .journal import Journal, active_swaps
+from .sysfs import block_dev_of, read, rotational
+
+BACKENDS = ("auto", "file", "loop", "zram")
+TMPFS_MAGIC = 0x01021994
+RAMFS_MAGIC = 0x858458F6
+
+
+def _run(argv: List[str]) -> str:
+    r = subprocess.run(argv, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise OSError(f"{' '.join(argv)} failed: {r.stderr.strip() or r.stdout.strip()}")
+    return r.stdout.strip()
+
+
+def check_disk_dir(directory: str) -> None:
+    """Refuse tmpfs/ramfs: swap on a device backed by tmpfs pages makes swapoff hang forever."""
+    from .. import _core
+
+    os.makedirs(directory, exist_ok=True)
+    magic = _core.host_fs_magic(directory) & 0xFFFFFFFF
+    if magic in (TMPFS_MAGIC, RAMFS_MAGIC):
+        raise PreconditionError(
+            f"{directory} is on tmpfs/ramfs: a swap device there would swap tmpfs pages onto itself and "
+            "swapoff would hang; use --workdir on a disk file system")
+
+
+def backend_for(preset: str, requested: str) -> str:
+    if requested != "auto":
+        return requested
+    if preset == "zram":
+        return "zram"
+    if preset == "ramdisk":
+        if not glob.glob("/sys/block/ram[0-9]*"):
+            raise PreconditionError(
+                "swap device 'ramdisk' (brd) is unavailable on this host (no /sys/block/ram*); "
+                "use --swap-backend zram (synchronous, like brd) or loop")
+        return "ramdisk"
+    return "file"
+
+
+@dataclass
+class SwapDevice:
+    name: str                 # the simulator's device name, e.g. swap0:sata-ssd
+    preset: str
+    backend: str
+    swap_path: str            # as listed in /proc/swaps
+    disk: Optional[str]       # block device whose /sys/block/X/stat we read
+    rotational: Optional[bool]
+    synchronous: bool
+    size_bytes: int
+    description: str
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> Dict[str, Any]:
+        return {"name": self.name, "preset": self.preset, "backend": self.backend, "path": self.swap_path,
+                "block_device": self.disk, "rotational": self.rotational, "synchronous": self.synchronous,
+                "size_bytes": self.size_bytes, "description": self.description, **self.extra}
+
+
+def _make_file(journal: Journal, path: str, size: int) -> None:
+    journal.push({"op": "unlink", "path": path})
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        try:
+            os.posix_fallocate(fd, 0, size)
+        except OSError:
+            chunk = b"\0" * (1 << 20)
+            left = size
+            while left > 0:
+                left -= os.write(fd, chunk[: min(left, len(chunk))])
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _swapon(journal: Journal, path: str, priority: Optional[int]) -> None:
+    _run(["mkswap", path])
+    journal.push({"op": "swapon", "path": path})
+    argv = ["swapon"]
+    if priority is not None and priority >= 0:
+        argv += ["-p", str(priority)]
+    _run(argv + [path])
+    if path not in active_swaps():
+        raise OSError(f"swapon {path} reported success but {path} is not in /proc/swaps")
+
+
+def setup(journal: Journal, resolved: Dict[str, Any], backend: str, workdir: str) -> List[SwapDevice]:
+    """Create and switch on every [[swap]] device of the workload."""
+    devices = []
+    for i, (spec, rs) in enumerate(zip(resolved["swap"], resolved["swap_devices"])):
+        preset = spec["device"]
+        size = int(rs["size"]) // 4096 * 4096
+        prio = spec.get("priority")
+        kind = backend_for(preset, backend)
+        tag = f"swaplab-{os.getpid()}-swap{i}"
+        if kind in ("file", "loop"):
+            check_disk_dir(workdir)
+            path = os.path.join(workdir, tag)
+            _make_file(journal, path, size)
+            disk = block_dev_of(path)
+            rot = rotational(disk) if disk else None
+            if kind == "file":
+                _swapon(journal, path, prio)
+                devices.append(SwapDevice(rs["name"], preset, "file", path, disk, rot, False, size,
+                                          f"swap file {path} on /dev/{disk} (rotational={int(bool(rot))})"))
+            else:
+                dev = _run(["losetup", "--find", "--show", "--direct-io=on", path])
+                journal.push({"op": "losetup", "dev": dev})
+                name = os.path.basename(dev)
+                rpath = f"/sys/block/{name}/queue/rotational"
+                journal.push({"op": "rotational", "dev": dev, "path": rpath, "value": read(rpath)})
+                # non-rotational for the device's whole swapped-on life: set BEFORE swapon
+                with open(rpath, "w") as f:
+                    f.write("0")
+                if read(rpath) != "0":
+                    raise PreconditionError(f"could not mark {dev} non-rotational")
+                _swapon(journal, dev, prio)
+                devices.append(SwapDevice(rs["name"], preset, "loop", dev, name, False, False, size,
+                                          f"loop device {dev} (direct I/O, marked non-rotational) over {path} on /dev/{disk}",
+                                          {"backing_file": path, "backing_disk": disk}))
+        elif kind == "zram":
+            dev, hot = _free_zram(journal)
+            name = os.path.basename(dev)
+            with open(f"/sys/block/{name}/disksize", "w") as f:
+                f.write(str(size))
+            comp = read(f"/sys/block/{name}/comp_algorithm")
+            algo = comp[comp.find("[") + 1: comp.find("]")] if "[" in comp else comp
+            _swapon(journal, dev, prio)
+            devices.append(SwapDevice(rs["name"], preset, "zram", dev, name, False, True, size,
+                                      f"zram {dev} ({algo}, synchronous: swap-in bypasses the swap cache and readahead)",
+                                      {"comp_algorithm": algo}))
+        elif kind == "ramdisk":
+            raise PreconditionError("brd ramdisk swap is not implemented by the host runner; use --swap-backend zram or loop")
+        else:
+            raise PreconditionError(f"unknown swap backend {kind!r} (expected one of {', '.join(BACKENDS)})")
+    return devices
+
+
+def _free_zram(journal: Journal):
+    swaps = active_swaps()
+    for d in sorted(glob.glob("/sys/block/zram*")):
+        name = os.path.basename(d)
+        dev = f"/dev/{name}"
+        try:
+            if read(f"{d}/disksize") == "0" and dev not in swaps and read(f"{d}/initstate") == "0":
+                if not _holders(d):
+                    journal.push({"op": "zram", "dev": dev, "hot_added": False})
+                    return dev, False
+        except OSError:
+            continue
+    if not os.path.exists("/sys/class/zram-control/hot_add"):
+        raise PreconditionError("zram is unavailable on this host (no free /dev/zram* and no zram-control)")
+    n = read("/sys/class/zram-control/hot_add")
+    dev = f"/dev/zram{n}"
+    journal.push({"op": "zram", "dev": dev, "hot_added": True})
+    return dev, True
+
+
+def _holders(sysdir: str) -> bool:
+    try:
+        return bool(os.listdir(os.path.join(sysdir, "holders")))
+    except OSError:
+        return False
+
+
+def readahead_in_effect(devices: List[SwapDevice], vma_ra_enabled: bool, page_cluster: int) -> str:
+    """What swap-in readahead the kernel actually uses now (kernel-algorithms.md §1.5-§1.7):
+    VMA-based only if vma_ra_enabled and no rotational swap device is on *anywhere*;
+    synchronous devices (zram) bypass the swap cache and readahead for single-mapped pages."""
+    any_rot = False
+    for path in active_swaps():
+        disk = None
+        if path.startswith("/dev/"):
+            disk = os.path.basename(os.path.realpath(path))
+            if os.path.exists(f"/sys/class/block/{disk}/partition"):
+                disk = os.path.basename(os.path.dirname(os.path.realpath(f"/sys/class/block/{disk}")))
+        else:
+            try:
+                disk = block_dev_of(path)
+            except OSError:
+                disk = None
+        if disk is None or rotational(disk) is not False:
+            any_rot = True
+    if devices and all(d.synchronous for d in devices):
+        return "none (synchronous device)"
+    mode = "vma" if (vma_ra_enabled and not any_rot) else "cluster"
+    if page_cluster == 0:
+        mode += " (page-cluster 0: window of 1 page)"
+    return mode
