@@ -117,11 +117,14 @@ def setup(journal: Journal, resolved: Dict[str, Any], backend: str, workdir: str
                 devices.append(SwapDevice(rs["name"], preset, "file", path, disk, rot, False, size,
                                           f"swap file {path} on /dev/{disk} (rotational={int(bool(rot))})"))
             else:
-                dev = _run(["losetup", "--find", "--show", "--direct-io=on", path])
-                journal.push({"op": "losetup", "dev": dev})
+                # the free device's flag as it was before we configured it, restored after
+                # swapoff and detach (configuring a loop device copies the backing disk's flag)
+                dev = _run(["losetup", "--find"])
                 name = os.path.basename(dev)
                 rpath = f"/sys/block/{name}/queue/rotational"
                 journal.push({"op": "rotational", "dev": dev, "path": rpath, "value": read(rpath)})
+                journal.push({"op": "losetup", "dev": dev})
+                _run(["losetup", "--direct-io=on", dev, path])
                 # non-rotational for the device's whole swapped-on life: set BEFORE swapon
                 with open(rpath, "w") as f:
                     f.write("0")

@@ -1,0 +1,145 @@
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from swaplab import _core
+from swaplab.host import HostOptions, PreconditionError, run_host
+from swaplab.host.journal import active_swaps
+
+from conftest import machine_state
+
+
+def test_small_run_swaps_in_cgroup_and_vmstat_and_restores(host_ready, small_toml):
+    # knobs deliberately different from the machine's, so that restoring them is checked
+    before = host_ready["knobs"]
+    r = run_host(small_toml, ["kernel.page_cluster=0", "kernel.swappiness=100", "kernel.vma_ra_enabled=false"])
+    assert r["kind"] == "host"
+    assert r["host"]["kernel"] == os.uname().release
+    assert r["vmstat"]["pswpout"] > 0, r["vmstat"]
+    assert r["vmstat"]["pswpin"] > 0, r["vmstat"]
+    cg = r["host"]["cgroup"]
+    if cg["version"] == 2:
+        assert cg["stat_delta"]["pswpout"] > 0, cg
+    else:  # v1 memory.stat has no pswpout: the cgroup's swap usage is the evidence
+        assert cg["swap_peak_pages"] > 0, cg
+    assert r["host"]["knobs"]["page_cluster"] == "0"
+    assert r["host"]["knobs"]["swappiness"] == "100"
+    assert r["host"]["readahead_in_effect"].startswith("cluster")  # page-cluster 0, vma off
+    t = r["tasks"][0]
+    assert t["touches"] == 2 * 32768
+    assert t["minor_faults"] + t["major_faults"] >= 32768
+    assert r["elapsed_ns"] > 0 and not t["oom_killed"]
+    assert r["devices"][0]["pages_written"] >= r["vmstat"]["pswpout"] * 0.9
+    assert machine_state()["knobs"] == before
+
+
+def test_refuses_when_not_root(host_ready, small_toml):
+    with pytest.raises(PreconditionError, match="root"):
+        run_host(small_toml, opts=HostOptions(euid=1000))
+
+
+def test_refuses_foreign_swap(host_ready, small_toml, tmp_path_factory):
+    path = "/var/tmp/swaplab-test-foreign-swap"
+    with open(path, "wb") as f:
+        f.write(b"\0" * (16 << 20))
+    os.chmod(path, 0o600)
+    try:
+        subprocess.run(["mkswap", path], check=True, capture_output=True)
+        subprocess.run(["swapon", path], check=True, capture_output=True)
+        state = machine_state()
+        with pytest.raises(PreconditionError, match="already in use"):
+            run_host(small_toml)
+        assert machine_state() == state
+    finally:
+        if path in active_swaps():
+            subprocess.run(["swapoff", path], check=True)
+        os.unlink(path)
+
+
+def test_refuses_policies_the_host_kernel_lacks(host_ready, small_toml):
+    with pytest.raises(PreconditionError, match="unavailable on this host"):
+        run_host(small_toml, ["kernel.readahead=\"fixed\""])
+    with pytest.raises(PreconditionError, match="unavailable on this host"):
+        run_host(small_toml, ["kernel.bailout=\"kosaki\""])
+
+
+def test_oom_is_reported_as_oom_not_as_a_measurement(host_ready):
+    text = open(os.path.join(os.path.dirname(__file__), "small.toml")).read()
+    text = text.split("[[swap]]")[0] + "[[task]]" + text.split("[[task]]")[1]  # no swap at all
+    r = run_host(text, source="oom.toml", opts=HostOptions(retries=1))
+    assert r["host"]["oom"] is True
+    assert len(r["host"]["oom_attempts"]) == 2
+    assert all(t["oom_killed"] for t in r["tasks"])
+    assert r["events"][0]["kind"] == "oom_kill"
+
+
+def test_loop_device_is_non_rotational_and_enables_vma_readahead(host_ready, small_toml):
+    r = run_host(small_toml, opts=HostOptions(swap_backend="loop"))
+    assert r["host"]["readahead_in_effect"] == "vma"
+    assert r["host"]["swap_devices"][0]["backend"] == "loop"
+    assert r["vmstat"]["pswpout"] > 0 and r["vmstat"]["swap_ra"] > 0
+
+
+def test_zram_bypasses_readahead(host_ready, small_toml):
+    r = run_host(small_toml, ["swap.0.device=\"zram\""])
+    assert r["host"]["readahead_in_effect"] == "none (synchronous device)"
+    assert r["vmstat"]["pswpout"] > 0
+    # single-mapped pages skip the swap cache and readahead on a synchronous device (§1.7)
+    assert r["vmstat"]["swap_ra"] < r["vmstat"]["pswpin"] * 0.05 + 8
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_mid_run_restores_the_machine(host_ready, small_toml, sig):
+    # a long-running variant: repeat until a 60 s time limit
+    code = ("import sys; from swaplab.host import run_host\n"
+            "try:\n"
+            f"    run_host({small_toml!r}, ['task.0.repeat=true', 'task.0.time_limit=\"60s\"', 'kernel.page_cluster=1'])\n"
+            "except KeyboardInterrupt:\n"
+            "    sys.exit(42)\n")
+    p = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        deadline = time.time() + 30
+        while not active_swaps():
+            assert time.time() < deadline and p.poll() is None, "the run never switched swap on"
+            time.sleep(0.05)
+        time.sleep(1.0)  # let it swap
+        p.send_signal(sig)
+        assert p.wait(timeout=60) == 42
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_host_and_simulator_results_have_the_same_schema(host_ready, small_toml):
+    text = open(small_toml).read()
+    sim = json.loads(_core.simulate(text, small_toml, []))
+    host = run_host(small_toml)
+    assert sim["host"] is None and isinstance(host["host"], dict)
+    assert sim["kind"] == "simulation" and host["kind"] == "host"
+
+    def keys(a, b, path):
+        if isinstance(a, dict) and isinstance(b, dict):
+            assert set(a) == set(b), f"{path}: simulator-only {sorted(set(a) - set(b))}, host-only {sorted(set(b) - set(a))}"
+            for k in a:
+                if path == "" and k == "host":
+                    continue
+                keys(a[k], b[k], f"{path}.{k}")
+        elif isinstance(a, list) and isinstance(b, list):
+            if a and b:
+                keys(a[0], b[0], f"{path}[0]")
+        else:
+            # a value on both sides (its type may differ, e.g. null vs number)
+            assert not isinstance(a, (dict, list)) or a in ({}, []) or b is None, f"{path}: {type(a)} vs {type(b)}"
+
+    keys(sim, host, "")
+    # tasks: the simulator may not have produced any yet; check against the documented fields
+    documented = {"name", "instance", "pid", "start_ns", "end_ns", "elapsed_ns", "touches", "minor_faults",
+                  "major_faults", "touch_latency_ns", "fault_latency_ns", "direct_reclaim", "oom_killed",
+                  "throughput_bytes_per_s"}
+    assert set(host["tasks"][0]) == documented
