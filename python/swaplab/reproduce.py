@@ -36,10 +36,32 @@ class Job:
     overrides: List[str]
 
 
+MIN_FREE_FOR_SCALE = 16 << 20  # what a scaled machine must keep beyond the kernel's reserve
+
+
+def check_scale(exp: Experiment, scale: float) -> None:
+    """``--scale`` keeps the kernel's reserve: refuse a factor that leaves no memory to run in,
+    and say which factor would do."""
+    from .units import parse_size
+
+    machine = exp.workload.get("machine") or {}
+    try:
+        ram = parse_size(machine.get("ram", 0))
+        reserve = parse_size(machine.get("kernel_reserved", "48MiB"))
+    except ValueError:
+        return  # the core reports the malformed value
+    if scale > 1 and ram / scale < reserve + MIN_FREE_FOR_SCALE:
+        largest = ram / (reserve + MIN_FREE_FOR_SCALE)
+        raise CellError(
+            f"experiment {exp.name}: --scale {scale:g} leaves {ram / scale / 2**20:.0f} MiB of RAM, too little beside "
+            f"the kernel's reserve of {reserve / 2**20:.0f} MiB (which is not scaled); use --scale {int(largest)} or less")
+
+
 def plan(exps: Sequence[Experiment], scale: float = 1.0) -> List[Job]:
     """One job per distinct (experiment, overrides) simulation."""
     jobs: List[Job] = []
     for exp in exps:
+        check_scale(exp, scale)
         doc = scale_workload(exp.workload, scale)
         text = tomlio.dumps(doc)
         source = exp.workload_source + (f" (scaled 1/{scale:g})" if scale != 1 else "")
@@ -221,7 +243,7 @@ def compare(exp: Experiment, jobs: List[Job], results: Dict[int, Tuple[Dict[str,
 def reproduce(exps: Sequence[Experiment], scale: float = 1.0, n_jobs: Optional[int] = None,
               show_progress: bool = True) -> List[Dict[str, Any]]:
     """Run and compare; one report per experiment."""
-    jobs = plan(exps, scale)
+    jobs = plan(exps, scale)  # raises CellError before anything runs
     progress = Progress(len(jobs), show_progress)
     try:
         results = run_jobs(jobs, n_jobs or os.cpu_count() or 1, progress)

@@ -1,0 +1,212 @@
+"""``swaplab compare``: the simulator and the host on the same file, side by side.
+
+Per counter and per task metric: simulated value, host median (min..max over runs) and the
+relative error (sim - host) / host. Counters first: on shared machines elapsed times vary by
++-30% between runs while swap counters are stable. For an experiment file (experiments/*.toml)
+every (row, variant) cell is run on both, and the *ratios between variants* (each variant over
+the baseline, same row) are compared — which is what a simulator's user relies on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+from typing import Any, Dict, List, Optional, Tuple
+
+from .. import _core
+from .errors import HostError, PreconditionError
+from .runner import HostOptions, run_host
+
+COUNTERS = ("pswpin", "pswpout", "swap_ra", "swap_ra_hit", "pgmajfault", "pgfault", "pgscan_anon", "pgsteal_anon",
+            "workingset_refault_anon", "workingset_activate_anon", "allocstall", "oom_kill")
+TASK_METRICS = ("elapsed_ns", "touches", "minor_faults", "major_faults", "touch_latency_ns.p50",
+                "touch_latency_ns.p99", "fault_latency_ns.p50", "fault_latency_ns.p99", "throughput_bytes_per_s")
+
+
+def rel_err(sim: Optional[float], host: Optional[float]) -> Optional[float]:
+    if sim is None or host is None:
+        return None
+    if host == 0:
+        return 0.0 if sim == 0 else None
+    return (sim - host) / abs(host)
+
+
+def _get(d: Dict[str, Any], dotted: str) -> Optional[float]:
+    for part in dotted.split("."):
+        if not isinstance(d, dict) or part not in d:
+            return None
+        d = d[part]
+    return d if isinstance(d, (int, float)) and not isinstance(d, bool) else None
+
+
+def _runs_of(host: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return host["host"].get("per_run") or []
+
+
+def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]:
+    """The comparison of one simulated and one (aggregated) host result."""
+    rows = []
+    per_run = _runs_of(host)
+
+    def spread(key: str) -> Tuple[Optional[float], Optional[float]]:
+        xs = [r["vmstat"].get(key) for r in per_run if key in r.get("vmstat", {})]
+        return (min(xs), max(xs)) if xs else (None, None)
+
+    for c in COUNTERS:
+        s, h = sim["vmstat"].get(c), host["vmstat"].get(c)
+        lo, hi = spread(c)
+        rows.append({"metric": c, "sim": s, "host": h, "host_min": lo, "host_max": hi, "rel_err": rel_err(s, h)})
+    s_ra, h_ra = sim["summary"].get("ra_hit_pct"), host["summary"].get("ra_hit_pct")
+    rows.append({"metric": "ra_hit_pct", "sim": s_ra, "host": h_ra, "host_min": None, "host_max": None,
+                 "rel_err": rel_err(s_ra, h_ra)})
+    els = [r["elapsed_ns"] for r in per_run] or [host["elapsed_ns"]]
+    rows.append({"metric": "elapsed_s", "sim": sim["elapsed_ns"] / 1e9, "host": statistics.median(els) / 1e9,
+                 "host_min": min(els) / 1e9, "host_max": max(els) / 1e9,
+                 "rel_err": rel_err(sim["elapsed_ns"], statistics.median(els))})
+    tasks = []
+    for ht in host["tasks"]:
+        st = next((t for t in sim["tasks"] if t["name"] == ht["name"] and t["instance"] == ht["instance"]), None)
+        for m in TASK_METRICS:
+            s = _get(st, m) if st else None
+            h = _get(ht, m)
+            tasks.append({"task": f"{ht['name']}#{ht['instance']}", "metric": m, "sim": s, "host": h, "rel_err": rel_err(s, h)})
+    notes = []
+    s_ra_mode, h_ra_mode = sim["summary"].get("readahead"), host["summary"].get("readahead")
+    if s_ra_mode and h_ra_mode and s_ra_mode.split()[0] not in h_ra_mode:
+        notes.append(f"readahead differs: the simulator used {s_ra_mode!r}, the host kernel {h_ra_mode!r} "
+                     "(a rotational swap device disables VMA readahead on the host; try --swap-backend loop)")
+    if not sim["tasks"]:
+        notes.append("the simulator produced no task results (engine not complete?)")
+    return {"counters": rows, "tasks": tasks, "notes": notes,
+            "readahead": {"sim": s_ra_mode, "host": h_ra_mode},
+            "host_runs": host["host"].get("runs"), "host_device": host["host"].get("swap_device")}
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"
+        return f"{v:.3g}"
+    return f"{v:,}"
+
+
+def _pct(e: Optional[float]) -> str:
+    return "-" if e is None else f"{e * 100:+.0f}%"
+
+
+def render(cmp: Dict[str, Any], title: str = "") -> str:
+    lines = []
+    if title:
+        lines.append(title)
+    lines.append(f"  host: {cmp.get('host_device')}; {cmp.get('host_runs')} run(s); readahead sim={cmp['readahead']['sim']} "
+                 f"host={cmp['readahead']['host']}")
+    lines.append(f"  {'counter':<26} {'simulated':>14} {'host median':>14} {'host min..max':>24} {'error':>8}")
+    for r in cmp["counters"]:
+        rng = "" if r["host_min"] is None else f"{_fmt(r['host_min'])}..{_fmt(r['host_max'])}"
+        lines.append(f"  {r['metric']:<26} {_fmt(r['sim']):>14} {_fmt(r['host']):>14} {rng:>24} {_pct(r['rel_err']):>8}")
+    if cmp["tasks"]:
+        lines.append(f"  {'task metric':<36} {'simulated':>14} {'host':>14} {'error':>8}")
+        for r in cmp["tasks"]:
+            lines.append(f"  {r['task'] + ' ' + r['metric']:<36} {_fmt(r['sim']):>14} {_fmt(r['host']):>14} {_pct(r['rel_err']):>8}")
+    for n in cmp["notes"]:
+        lines.append(f"  note: {n}")
+    return "\n".join(lines)
+
+
+def compare_file(path: str, overrides: List[str], opts: HostOptions) -> Dict[str, Any]:
+    """A plain workload file: one simulation, opts.runs host runs."""
+    with open(path) as f:
+        text = f.read()
+    return compare_text(text, path, overrides, opts)
+
+
+def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions) -> Dict[str, Any]:
+    sim = json.loads(_core.simulate(text, source, overrides))
+    host = run_host(text, overrides, opts, source=source)
+    if host["host"].get("oom"):
+        return {"sim": sim, "host": host, "comparison": None, "error": "every host run was OOM-killed"}
+    return {"sim": _slim(sim), "host": _slim(host), "comparison": compare_results(sim, host)}
+
+
+def _slim(r: Dict[str, Any]) -> Dict[str, Any]:
+    """The parts of a result a comparison report keeps (no time series, no config copy)."""
+    keep = ("kind", "name", "elapsed_ns", "vmstat", "tasks", "summary", "devices")
+    out = {k: r[k] for k in keep if k in r}
+    if r.get("host"):
+        out["host"] = {k: v for k, v in r["host"].items() if k not in ("vmstat_other",)}
+    return out
+
+
+def is_experiment(path: str) -> bool:
+    try:
+        import tomllib  # type: ignore
+    except ImportError:  # pragma: no cover
+        import tomli as tomllib  # type: ignore
+    with open(path, "rb") as f:
+        return "experiment" in tomllib.load(f)
+
+
+def compare_experiment(path: str, overrides: List[str], opts: HostOptions, log=None) -> Dict[str, Any]:
+    """Every (row, variant) cell on both sides, then variant/baseline ratios per row."""
+    from .. import experiments, tomlio
+
+    exp = experiments.load(path)
+    wsrc = exp.workload_source
+    if os.path.isfile(wsrc):
+        with open(wsrc) as f:
+            text = f.read()
+    else:
+        text = tomlio.dumps(exp.workload)
+    cells: Dict[str, Dict[str, Any]] = {}
+    for row in exp.rows:
+        for var in exp.variants:
+            key = f"{row.name} / {var.name}"
+            ov = exp.overrides(row.name, var.name) + list(overrides)
+            if log:
+                log(f"compare {key}")
+            try:
+                cells[key] = {"row": row.name, "variant": var.name, **compare_text(text, wsrc, ov, opts)}
+            except PreconditionError as e:
+                cells[key] = {"row": row.name, "variant": var.name, "error": f"unavailable on this host: {e}"}
+            except HostError as e:
+                cells[key] = {"row": row.name, "variant": var.name, "error": str(e)}
+    ratios = []
+    for row in exp.rows:
+        base = cells.get(f"{row.name} / {exp.baseline}")
+        for var in exp.variants:
+            if var.name == exp.baseline:
+                continue
+            c = cells.get(f"{row.name} / {var.name}")
+            ent = {"row": row.name, "variant": var.name, "baseline": exp.baseline}
+            for m in ("elapsed_ns", "pswpin", "pswpout", "swap_ra"):
+                def val(cell, side):
+                    if not cell or cell.get("error") or not cell.get(side):
+                        return None
+                    r = cell[side]
+                    return r["elapsed_ns"] if m == "elapsed_ns" else r["vmstat"].get(m)
+                sb, sv, hb, hv = val(base, "sim"), val(c, "sim"), val(base, "host"), val(c, "host")
+                sr = sv / sb if sb and sv is not None else None
+                hr = hv / hb if hb and hv is not None else None
+                ent[m] = {"sim_ratio": sr, "host_ratio": hr, "rel_err": rel_err(sr, hr)}
+            ratios.append(ent)
+    return {"experiment": exp.name, "baseline": exp.baseline, "cells": cells, "ratios": ratios}
+
+
+def render_experiment(rep: Dict[str, Any]) -> str:
+    lines = [f"experiment {rep['experiment']} (baseline {rep['baseline']})"]
+    for key, c in rep["cells"].items():
+        if c.get("error"):
+            lines.append(f"{key}: {c['error']}")
+        else:
+            lines.append(render(c["comparison"], key))
+    lines.append("variant ratios (variant / baseline, same row): simulated vs host")
+    lines.append(f"  {'row / variant':<34} {'metric':<11} {'sim':>8} {'host':>8} {'error':>8}")
+    for r in rep["ratios"]:
+        for m in ("elapsed_ns", "pswpin", "pswpout", "swap_ra"):
+            e = r[m]
+            lines.append(f"  {r['row'] + ' / ' + r['variant']:<34} {m:<11} {_fmt(e['sim_ratio']):>8} "
+                         f"{_fmt(e['host_ratio']):>8} {_pct(e['rel_err']):>8}")
+    return "\n".join(lines)

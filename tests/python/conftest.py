@@ -1,0 +1,58 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+EXPERIMENTS = ROOT / "experiments"
+
+SMALL = """\
+name = "small"
+
+[machine]
+cpus = 2
+ram = "96MiB"
+
+[[swap]]
+device = "sata-ssd"
+size = "128MiB"
+
+[[task]]
+name = "seq"
+[[task.mapping]]
+name = "buf"
+kind = "anon"
+size = "64MiB"
+[[task.phase]]
+mapping = "buf"
+pattern = "sequential"
+cycles = 2
+"""
+
+
+def run_cli(*args, cwd=None, timeout=600, env=None):
+    """Run the installed CLI as a user would (``python -m swaplab``)."""
+    e = dict(os.environ)
+    e.pop("SWAPLAB_EXPERIMENTS", None)
+    e.update(env or {})
+    return subprocess.run([sys.executable, "-m", "swaplab", *map(str, args)], cwd=cwd or ROOT,
+                          capture_output=True, text=True, timeout=timeout, env=e)
+
+
+@pytest.fixture
+def small_toml(tmp_path):
+    p = tmp_path / "small.toml"
+    p.write_text(SMALL)
+    return p
+
+
+@pytest.fixture
+def write_toml(tmp_path):
+    def write(text, name="w.toml"):
+        p = tmp_path / name
+        p.write_text(text)
+        return p
+    return write

@@ -1,0 +1,93 @@
+"""``swaplab reproduce``: every experiment runs (scaled down) and produces every cell."""
+
+import json
+import math
+
+import pytest
+
+from swaplab import experiments as ex
+from conftest import EXPERIMENTS, run_cli
+
+# Scale factors that make each experiment run in seconds (--scale keeps the kernel's 48 MiB
+# reserve, so the 900 MiB machines of seed 003 cannot shrink much further than 8).
+SCALES = {"vma-ra-2017-combined": 64, "vma-ra-2017-linpack": 64}
+DEFAULT_SCALE = 8
+ROW_KEYS = {"variant", "row", "metric", "published", "simulated", "published_ratio", "simulated_ratio", "verdict"}
+NAMES = [p.stem for p in ex.discover(EXPERIMENTS)]
+
+
+def test_all_seed_tables_have_experiments():
+    assert {"hugh2012-hdd", "hugh2012-ssd", "shaohua2014", "vma-ra-2017-combined", "vma-ra-2017-linpack"} <= set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_experiment_file_is_complete(name):
+    e = ex.load(EXPERIMENTS / f"{name}.toml")
+    assert e.name == name
+    assert e.source and "seeds/" in e.source
+    assert e.baseline in [v.name for v in e.variants]
+    for mr in e.metric_rows:
+        for v in e.variants:
+            assert mr.published[v.name] is not None, (mr.label, v.name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reproduce_scaled_produces_every_cell(name, tmp_path):
+    scale = SCALES.get(name, DEFAULT_SCALE)
+    out = tmp_path / "out.json"
+    proc = run_cli("reproduce", name, "--scale", scale, "--json", out, timeout=1200)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "Verdict rule:" in proc.stdout and "agrees when" in proc.stdout
+    rep = json.loads(out.read_text())
+    e = ex.load(EXPERIMENTS / f"{name}.toml")
+    assert rep["experiment"] == name
+    assert rep["scale"] == scale
+    assert isinstance(rep["agrees"], bool)
+    cells = {(r["row"], r["variant"]) for r in rep["rows"]}
+    assert cells == {(mr.label, v.name) for mr in e.metric_rows for v in e.variants}
+    for r in rep["rows"]:
+        assert ROW_KEYS <= set(r), r
+        assert r["published"] is not None
+        assert r["simulated"] is not None and math.isfinite(r["simulated"]) and r["simulated"] >= 0, r
+        assert r["verdict"] in ("agrees", "differs"), r
+        if r["variant"] == e.baseline:
+            assert r["simulated_ratio"] == pytest.approx(1.0)
+        assert r["simulated_ratio"] is not None
+    for sim in rep["simulations"]:
+        assert sim["config"] and not sim["interrupted"]
+    assert rep["swaplab_version"]
+    png = out.with_suffix(".png")
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    # every cell is printed
+    for mr in e.metric_rows:
+        assert mr.label in proc.stdout
+
+
+def test_reproduce_is_deterministic_and_independent_of_jobs(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    assert run_cli("reproduce", "shaohua2014", "--scale", 8, "--jobs", 1, "--json", a, "--quiet").returncode == 0
+    assert run_cli("reproduce", "shaohua2014", "--scale", 8, "--jobs", 2, "--json", b, "--quiet").returncode == 0
+    ra, rb = json.loads(a.read_text()), json.loads(b.read_text())
+    assert ra["rows"] == rb["rows"]
+    assert ra["rows"][0]["simulated"] is not None
+
+
+def test_strict_exit_code_follows_the_verdicts(tmp_path):
+    out = tmp_path / "s.json"
+    proc = run_cli("reproduce", "shaohua2014", "--scale", 8, "--strict", "--json", out, "--quiet")
+    rep = json.loads(out.read_text())
+    assert proc.returncode == (0 if rep["agrees"] else 1), proc.stderr
+
+
+def test_all_with_a_too_large_scale_is_a_user_error():
+    proc = run_cli("reproduce", "--all", "--scale", 1000)
+    assert proc.returncode == 2
+    assert "use --scale" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_list():
+    proc = run_cli("reproduce", "--list")
+    assert proc.returncode == 0
+    for n in NAMES:
+        assert n in proc.stdout
