@@ -1,17 +1,23 @@
 //! Storage devices: a queueing model per device.
 //!
-//! A device serves requests on `parallelism` channels in FIFO order; a request's service time
-//! is a fixed per-request latency plus its transfer time at the device's bandwidth, plus, for
-//! rotating disks, a seek whose time grows with the square root of the distance and an average
-//! rotational delay unless the request continues where the previous one ended. Contiguous
-//! pages submitted together are merged into one request by [`Plug`], as the block layer's plug
-//! does, up to `max_request_pages`. The submitter pays `block_layer_cpu_ns` per request.
-//! Synchronous devices (zram, brd) have no queue: the caller does the copy or (de)compression
-//! in its own context (kernel-algorithms.md §1.7, §6.3).
+//! A device serves requests on `parallelism` channels. A started request first pays its fixed
+//! per-request access time on its channel (these overlap across channels: the device's
+//! internal parallelism), then transfers its bytes over the device's one link at the device's
+//! bandwidth (transfers do not overlap: the bandwidth is the whole device's). Rotating disks add
+//! a seek whose time grows with the square root of the distance and an average rotational delay
+//! unless the request continues where the previous one ended.
+//!
+//! Requests that find every channel busy wait in the I/O scheduler, which dispatches like
+//! mq-deadline: reads before writes, unless the oldest write has waited `write_expire_ns`.
+//! Contiguous pages submitted together are merged into one request by [`Plug`], as the block
+//! layer's plug does, up to `max_request_pages`. The submitter pays `block_layer_cpu_ns` per
+//! request. Synchronous devices (zram, brd) have no queue: the caller does the copy or
+//! (de)compression in its own context (kernel-algorithms.md §1.7, §6.3).
 
 pub mod params;
 
 pub use params::DeviceParams;
+use std::collections::VecDeque;
 
 const PAGE_BYTES: u64 = 4096;
 
@@ -20,9 +26,14 @@ pub struct Device {
     pub name: String,
     pub params: DeviceParams,
     capacity_pages: u64,
-    channel_free_at: Vec<u64>,
-    /// Rotational: the page just after the last request served (where the head is).
+    busy_channels: u32,
+    /// When the device's link finishes its last scheduled transfer.
+    link_free_at: u64,
+    /// Rotational: the page just after the last request started (where the head goes).
     head: u64,
+    /// Waiting requests: (token, request, enqueue time).
+    reads: VecDeque<(u32, Request, u64)>,
+    writes: VecDeque<(u32, Request, u64)>,
     pub requests: u64,
     pub pages_read: u64,
     pub pages_written: u64,
@@ -39,13 +50,15 @@ pub struct Request {
 
 impl Device {
     pub fn new(name: &str, params: DeviceParams, capacity_pages: u64) -> Device {
-        let channels = params.parallelism.max(1) as usize;
         Device {
             name: name.to_string(),
             params,
             capacity_pages: capacity_pages.max(1),
-            channel_free_at: vec![0; channels],
+            busy_channels: 0,
+            link_free_at: 0,
             head: 0,
+            reads: VecDeque::new(),
+            writes: VecDeque::new(),
             requests: 0,
             pages_read: 0,
             pages_written: 0,
@@ -53,43 +66,81 @@ impl Device {
         }
     }
 
-    /// Time the device needs for `req` once it starts, excluding queueing.
-    pub fn service_ns(&self, req: Request) -> u64 {
+    /// (access time, transfer time) of `req`: the access part overlaps across channels, the
+    /// transfer part is serialised on the device's link.
+    pub fn service_parts(&self, req: Request) -> (u64, u64) {
         let p = &self.params;
         let (lat, bw) = if req.write { (p.write_latency_ns, p.write_bandwidth) } else { (p.read_latency_ns, p.read_bandwidth) };
         let transfer = (req.pages as u128 * PAGE_BYTES as u128 * 1_000_000_000u128 / bw.max(1) as u128) as u64;
-        let mut t = lat + transfer;
+        let mut access = lat;
         if p.rotational && req.start != self.head {
             let distance = req.start.abs_diff(self.head);
             let frac = (distance as f64 / self.capacity_pages as f64).min(1.0);
             let seek = p.seek_min_ns as f64 + (p.seek_full_ns.saturating_sub(p.seek_min_ns)) as f64 * frac.sqrt();
-            t += seek as u64 + p.rotational_latency_ns;
+            access += seek as u64 + p.rotational_latency_ns;
         }
-        t
+        (access, transfer)
     }
 
-    /// Queue `req` at time `now`; returns its completion time.
-    pub fn submit(&mut self, now: u64, req: Request) -> u64 {
-        let service = self.service_ns(req);
-        let (idx, free_at) = self
-            .channel_free_at
-            .iter()
-            .copied()
-            .enumerate()
-            .min_by_key(|&(i, t)| (t, i))
-            .expect("a device has at least one channel");
-        let start = now.max(free_at);
-        let done = start + service;
-        self.channel_free_at[idx] = done;
+    /// Time `req` needs on an idle device.
+    pub fn service_ns(&self, req: Request) -> u64 {
+        let (a, t) = self.service_parts(req);
+        a + t
+    }
+
+    fn start(&mut self, now: u64, req: Request) -> u64 {
+        let (access, transfer) = self.service_parts(req);
+        let transfer_start = (now + access).max(self.link_free_at);
+        let done = transfer_start + transfer;
+        self.link_free_at = done;
+        self.busy_channels += 1;
         self.head = req.start + req.pages as u64;
         self.requests += 1;
-        self.busy_ns += service;
+        self.busy_ns += access + transfer;
         if req.write {
             self.pages_written += req.pages as u64;
         } else {
             self.pages_read += req.pages as u64;
         }
         done
+    }
+
+    /// Submit `req` (identified by `token`) at `now`. Returns its completion time if a channel
+    /// was free and it started at once; otherwise it waits and [`Device::complete`] starts it.
+    pub fn submit(&mut self, now: u64, req: Request, token: u32) -> Option<u64> {
+        if self.busy_channels < self.params.parallelism && self.reads.is_empty() && self.writes.is_empty() {
+            return Some(self.start(now, req));
+        }
+        if req.write {
+            self.writes.push_back((token, req, now));
+        } else {
+            self.reads.push_back((token, req, now));
+        }
+        None
+    }
+
+    /// A request finished at `now`: its channel takes the next waiting request (reads first,
+    /// unless the oldest write expired). Returns (token, completion time) of the one started.
+    pub fn complete(&mut self, now: u64) -> Option<(u32, u64)> {
+        self.busy_channels -= 1;
+        let write_expired = self.writes.front().is_some_and(|&(_, _, t)| now.saturating_sub(t) >= self.params.write_expire_ns);
+        let next = if write_expired || self.reads.is_empty() { self.writes.pop_front() } else { self.reads.pop_front() };
+        next.map(|(token, req, _)| (token, self.start(now, req)))
+    }
+
+    /// Requests started but not finished plus those waiting.
+    pub fn in_flight(&self) -> u64 {
+        self.busy_channels as u64 + self.reads.len() as u64 + self.writes.len() as u64
+    }
+
+    /// A synchronous transfer (zram, brd): accounted, no queue.
+    pub fn sync_io(&mut self, req: Request) {
+        self.requests += 1;
+        if req.write {
+            self.pages_written += req.pages as u64;
+        } else {
+            self.pages_read += req.pages as u64;
+        }
     }
 
     /// CPU the caller spends on a synchronous transfer of `pages` (zram, brd).
@@ -151,22 +202,36 @@ mod tests {
     }
 
     #[test]
-    fn queue_serialises_on_one_channel_and_overlaps_on_many() {
+    fn accesses_overlap_on_channels_and_transfers_share_the_link() {
         let mut ssd = Device::new("ssd", DeviceParams::preset("sata-ssd").unwrap(), 1 << 18);
-        let one = ssd.service_ns(Request { start: 5, pages: 1, write: false });
-        let mut done = vec![];
-        for i in 0..4 {
-            done.push(ssd.submit(0, Request { start: 100 * i, pages: 1, write: false }));
+        let r = |start| Request { start, pages: 1, write: false };
+        let (access, transfer) = ssd.service_parts(r(5));
+        let done: Vec<u64> = (0..4).map(|i| ssd.submit(0, r(100 * i), i as u32).unwrap()).collect();
+        for (i, d) in done.iter().enumerate() {
+            assert_eq!(*d, access + (i as u64 + 1) * transfer);
         }
-        assert!(done.iter().all(|&d| d == one), "4 channels serve 4 requests at once");
-        let fifth = ssd.submit(0, Request { start: 999, pages: 1, write: false });
-        assert_eq!(fifth, 2 * one);
+        assert_eq!(ssd.submit(0, r(999), 9), None, "all channels busy: it waits");
+        assert_eq!(ssd.complete(done[0]), Some((9, done[0] + access + transfer)));
+    }
+
+    #[test]
+    fn reads_overtake_waiting_writes_until_writes_expire() {
+        let mut hdd = Device::new("hdd", DeviceParams::preset("hdd").unwrap(), 1 << 20);
+        let w = Request { start: 0, pages: 1, write: true };
+        let r = Request { start: 50, pages: 1, write: false };
+        let t0 = hdd.submit(0, w, 1).unwrap();
+        assert_eq!(hdd.submit(1, w, 2), None);
+        assert_eq!(hdd.submit(2, r, 3), None);
+        assert_eq!(hdd.complete(t0).map(|x| x.0), Some(3), "the read goes first");
+        let late = hdd.params.write_expire_ns + 10;
+        assert_eq!(hdd.submit(late, r, 4), None);
+        assert_eq!(hdd.complete(late).map(|x| x.0), Some(2), "an expired write is served");
     }
 
     #[test]
     fn hdd_pays_for_distance_but_not_for_continuing() {
         let mut hdd = Device::new("hdd", DeviceParams::preset("hdd").unwrap(), 1 << 20);
-        let t1 = hdd.submit(0, Request { start: 0, pages: 8, write: false });
+        let t1 = hdd.submit(0, Request { start: 0, pages: 8, write: false }, 0).unwrap();
         let cont = hdd.service_ns(Request { start: 8, pages: 8, write: false });
         let near = hdd.service_ns(Request { start: 1000, pages: 8, write: false });
         let far = hdd.service_ns(Request { start: 900_000, pages: 8, write: false });

@@ -45,6 +45,9 @@ pub struct DeviceParams {
     pub sync_read_cpu_ns: u64,
     /// Synchronous devices: CPU time per page written in the caller (compress / memcpy).
     pub sync_write_cpu_ns: u64,
+    /// I/O scheduler: reads are dispatched before waiting writes unless the oldest write has
+    /// waited this long (mq-deadline's write_expire, 5 s).
+    pub write_expire_ns: u64,
 }
 
 const MB: u64 = 1_000_000;
@@ -71,6 +74,7 @@ impl DeviceParams {
                 block_layer_cpu_ns: 2_000,
                 sync_read_cpu_ns: 0,
                 sync_write_cpu_ns: 0,
+                write_expire_ns: 5_000_000_000,
             },
             // A 2010-era SATA SSD (OCZ Vertex 2, the "VertexII" of seed 003): ~90 µs 4 KiB
             // read at QD1 (kernel-algorithms.md §6.3 suggests 80-100 µs), ~250 MB/s, writes
@@ -92,6 +96,7 @@ impl DeviceParams {
                 block_layer_cpu_ns: 2_000,
                 sync_read_cpu_ns: 0,
                 sync_write_cpu_ns: 0,
+                write_expire_ns: 5_000_000_000,
             },
             // A datacentre NVMe SSD of 2017 (Intel P3700 class, seed 000): ~20 µs 4 KiB read,
             // 2.8/1.9 GB/s, many hardware queues.
@@ -112,6 +117,7 @@ impl DeviceParams {
                 block_layer_cpu_ns: 1_500,
                 sync_read_cpu_ns: 0,
                 sync_write_cpu_ns: 0,
+                write_expire_ns: 5_000_000_000,
             },
             // brd: RAM behind the block layer. Synchronous (§1.7 lists brd), so the copy runs in
             // the caller; the block layer's per-request cost is what seed 002 measures.
@@ -132,6 +138,7 @@ impl DeviceParams {
                 block_layer_cpu_ns: 1_500,
                 sync_read_cpu_ns: 500,
                 sync_write_cpu_ns: 500,
+                write_expire_ns: 5_000_000_000,
             },
             // zram: compression in the caller, no request queue. lz4-class costs from
             // kernel-algorithms.md §6.3 (compress 3-10 us, decompress 1-3 us).
@@ -152,6 +159,7 @@ impl DeviceParams {
                 block_layer_cpu_ns: 0,
                 sync_read_cpu_ns: 2_000,
                 sync_write_cpu_ns: 5_000,
+                write_expire_ns: 5_000_000_000,
             },
             _ => return None,
         })

@@ -1,0 +1,147 @@
+//! Invariants of the memory model, checked after test runs (and on demand):
+//! frames are conserved, every swap slot's count equals the references to it, no page is both
+//! mapped and free, the swap cache index and the frames agree, counters are consistent.
+
+use super::Sim;
+use crate::config::MappingKind;
+use crate::mm::*;
+use crate::swap::{SWAP_COUNT_MASK, SWAP_HAS_CACHE, SWAP_MAP_BAD};
+
+impl Sim {
+    /// Every violated invariant, described; empty when the state is consistent.
+    pub fn check_invariants(&self) -> Vec<String> {
+        let mut errs = Vec::new();
+        let mut e = |s: String| {
+            if errs.len() < 20 {
+                errs.push(s)
+            }
+        };
+        // Frames conserved: free list + in-use = all; free frames carry no state.
+        let inuse = self.frames.iter().filter(|f| f.has(PG_INUSE)).count();
+        if inuse + self.free_list.len() != self.frames.len() {
+            e(format!("frames not conserved: {inuse} in use + {} free != {}", self.free_list.len(), self.frames.len()));
+        }
+        for &f in &self.free_list {
+            if self.frames[f as usize].flags != 0 {
+                e(format!("free frame {f} has flags {:#x}", self.frames[f as usize].flags));
+            }
+        }
+        if self.memcg_limit.is_some() && self.charged != inuse as u64 {
+            e(format!("memcg charge {} != pages in use {inuse}", self.charged));
+        }
+        // LRU lists: lengths match the flags.
+        let mut per_list = [0u64; 4];
+        for f in self.frames.iter() {
+            if let Some(l) = Lrus::list_of(f) {
+                per_list[l as usize] += 1;
+                if !f.has(PG_INUSE) {
+                    e("a free frame is on an LRU list".into());
+                }
+                if l.is_anon() != f.has(PG_SWAPBACKED) {
+                    e("a frame is on the wrong LRU type".into());
+                }
+            }
+        }
+        if per_list != self.lru.len {
+            e(format!("LRU lengths {:?} != frames flagged {:?}", self.lru.len, per_list));
+        }
+        // Swap references: count every swap entry in PTEs and shmem inodes.
+        let mut refs: Vec<Vec<u32>> = self.swaps.iter().map(|s| vec![0; s.slots as usize]).collect();
+        for (vi, v) in self.vmas.iter().enumerate() {
+            for (i, &pte) in v.ptes.iter().enumerate() {
+                if pte & PTE_PRESENT != 0 {
+                    let f = pte_frame(pte) as usize;
+                    if f >= self.frames.len() || !self.frames[f].has(PG_INUSE) {
+                        e(format!("vma {vi} page {i} maps frame {f} which is free"));
+                        continue;
+                    }
+                    if v.kind == MappingKind::Anon {
+                        let fr = &self.frames[f];
+                        if fr.owner_kind() != Owner::Anon || fr.owner != vi as u32 || fr.index != i as u32 {
+                            e(format!("rmap mismatch: vma {vi} page {i} -> frame {f} owned by {:?} {} {}", fr.owner_kind(), fr.owner, fr.index));
+                        }
+                    }
+                } else if pte & PTE_SWAP != 0 {
+                    if v.kind != MappingKind::Anon {
+                        e(format!("shared vma {vi} holds a swap PTE"));
+                    }
+                    refs[swp_dev(pte)][swp_slot(pte) as usize] += 1;
+                }
+            }
+        }
+        for o in &self.objects {
+            for &ent in &o.entries {
+                if ent & PTE_SWAP != 0 {
+                    refs[swp_dev(ent)][swp_slot(ent) as usize] += 1;
+                } else if ent & PTE_PRESENT != 0 && !self.frames[pte_frame(ent) as usize].has(PG_INUSE) {
+                    e("an inode entry points at a free frame".into());
+                }
+            }
+        }
+        for (d, s) in self.swaps.iter().enumerate() {
+            let mut used = 0u64;
+            for slot in 1..s.slots as usize {
+                let m = s.map[slot];
+                if m == SWAP_MAP_BAD {
+                    continue;
+                }
+                if m != 0 {
+                    used += 1;
+                }
+                let count = (m & SWAP_COUNT_MASK) as u32;
+                if count != refs[d][slot] {
+                    e(format!("swap {d} slot {slot}: count {count} but {} references", refs[d][slot]));
+                }
+                let has_cache = m & SWAP_HAS_CACHE != 0;
+                let f = s.cache[slot];
+                if has_cache != (f != NONE) {
+                    e(format!("swap {d} slot {slot}: HAS_CACHE={has_cache} but cache index {f}"));
+                } else if f != NONE {
+                    let fr = &self.frames[f as usize];
+                    if !fr.has(PG_SWAPCACHE) || fr.slot != slot as u32 || fr.swap_dev() != d {
+                        e(format!("swap {d} slot {slot}: cached frame {f} does not point back"));
+                    }
+                }
+                if m == 0 && s.shadow[slot] != 0 {
+                    e(format!("swap {d} slot {slot}: free slot keeps a shadow"));
+                }
+            }
+            if used != s.inuse {
+                e(format!("swap {d}: {used} slots in use but inuse = {}", s.inuse));
+            }
+        }
+        for (fi, fr) in self.frames.iter().enumerate() {
+            if fr.has(PG_SWAPCACHE) {
+                let s = &self.swaps[fr.swap_dev()];
+                if s.cache[fr.slot as usize] != fi as u32 {
+                    e(format!("frame {fi} claims swap slot {} which caches {}", fr.slot, s.cache[fr.slot as usize]));
+                }
+            }
+        }
+        let wb = self.frames.iter().filter(|f| f.has(PG_WRITEBACK)).count() as u64;
+        if wb != self.nr_writeback {
+            e(format!("nr_writeback {} != frames under writeback {wb}", self.nr_writeback));
+        }
+        // Counters consistent with each other.
+        let v = &self.vm;
+        if v.pgmajfault > v.pgfault {
+            e("pgmajfault > pgfault".into());
+        }
+        if v.pgsteal_kswapd > v.pgscan_kswapd || v.pgsteal_direct > v.pgscan_direct {
+            e("pgsteal exceeds pgscan".into());
+        }
+        if v.pgsteal_anon + v.pgsteal_file != v.pgsteal_kswapd + v.pgsteal_direct {
+            e("pgsteal by type != pgsteal by reclaimer".into());
+        }
+        if v.pgscan_anon + v.pgscan_file != v.pgscan_kswapd + v.pgscan_direct {
+            e("pgscan by type != pgscan by reclaimer".into());
+        }
+        if self.profile >= crate::config::Profile::V4_14 && v.swap_ra_hit > v.swap_ra {
+            e(format!("swap_ra_hit {} > swap_ra {}", v.swap_ra_hit, v.swap_ra));
+        }
+        if v.pgalloc_normal - v.pgfree != inuse as u64 {
+            e(format!("pgalloc - pgfree = {} but {inuse} pages in use", v.pgalloc_normal - v.pgfree));
+        }
+        errs
+    }
+}

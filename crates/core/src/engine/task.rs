@@ -1,0 +1,117 @@
+//! Tasks: user programs and kswapd, with their per-task statistics.
+
+use crate::stats::Histogram;
+use crate::workload::{Program, Touch};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskKind {
+    User,
+    Kswapd,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TState {
+    /// Not started yet, or waiting on the run queue.
+    Runnable,
+    Running(u32),
+    /// Waiting for a page's read I/O or for writeback (uses no CPU).
+    Blocked,
+    /// kswapd asleep / napping, or a task on a timer.
+    Sleeping,
+    Done,
+    New,
+}
+
+pub struct Task {
+    pub name: String,
+    pub instance: u32,
+    pub pid: u32,
+    pub kind: TaskKind,
+    pub state: TState,
+    pub clock: u64,
+    pub start: u64,
+    pub end: u64,
+    pub deadline: Option<u64>,
+    pub slice_end: u64,
+    pub timer_token: u64,
+    pub program: Option<Program>,
+    pub vmas: Vec<u32>,
+    /// The touch that faulted and is retried after the task wakes.
+    pub pending: Option<(usize, Touch)>,
+    pub fault_start: Option<u64>,
+    /// This fault issued the read it waits for (counted major, no cache-hit accounting).
+    pub fault_was_major: bool,
+    /// Allocation attempts without reclaim progress (should_reclaim_retry, §3.3).
+    pub no_progress: u32,
+    pub touches: u64,
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    pub touch_hist: Histogram,
+    pub fault_hist: Histogram,
+    pub dr_calls: u64,
+    pub dr_stall_ns: u64,
+    pub dr_pages: u64,
+    pub dr_stall_hist: Histogram,
+    pub dr_pages_hist: Histogram,
+    /// Direct-reclaim stall in progress (throttled waits count as stall).
+    pub dr_throttle_since: Option<u64>,
+    pub oom_killed: bool,
+    repeat: bool,
+}
+
+impl Task {
+    pub fn user(name: &str, instance: u32, pid: u32, program: Program, vmas: Vec<u32>, start: u64, deadline: Option<u64>) -> Task {
+        let repeat = deadline.is_some();
+        Task { program: Some(program), vmas, start, clock: start, deadline, repeat, ..Task::blank(name, instance, pid, TaskKind::User) }
+    }
+
+    pub fn kswapd(pid: u32) -> Task {
+        let mut t = Task::blank("kswapd0", 0, pid, TaskKind::Kswapd);
+        t.state = TState::Sleeping;
+        t
+    }
+
+    fn blank(name: &str, instance: u32, pid: u32, kind: TaskKind) -> Task {
+        Task {
+            name: name.to_string(),
+            instance,
+            pid,
+            kind,
+            state: TState::New,
+            clock: 0,
+            start: 0,
+            end: 0,
+            deadline: None,
+            slice_end: 0,
+            timer_token: 0,
+            program: None,
+            vmas: Vec::new(),
+            pending: None,
+            fault_start: None,
+            fault_was_major: false,
+            no_progress: 0,
+            touches: 0,
+            minor_faults: 0,
+            major_faults: 0,
+            touch_hist: Histogram::default(),
+            fault_hist: Histogram::default(),
+            dr_calls: 0,
+            dr_stall_ns: 0,
+            dr_pages: 0,
+            dr_stall_hist: Histogram::default(),
+            dr_pages_hist: Histogram::default(),
+            dr_throttle_since: None,
+            oom_killed: false,
+            repeat: false,
+        }
+    }
+
+    /// Has a time limit (the fraction done follows time rather than touches).
+    pub fn repeat(&self) -> bool {
+        self.repeat
+    }
+
+    pub fn label(&self) -> String {
+        format!("{}#{}", self.name, self.instance)
+    }
+}
