@@ -6,7 +6,7 @@
 //!   (parallelism = peak IOPS x QD1 latency, the model's "requests served at once").
 //! * CPU costs through the real kernel: a resident touch, a minor fault (first write to an
 //!   anonymous page: allocate + zero + map), a cache-hit fault (a file page in the page cache
-//!   mapped by a fault, one page in 16 so that fault-around does not hide it) and a major fault (the same
+//!   mapped by a fault; time per fault the kernel counted, as fault-around maps neighbours) and a major fault (the same
 //!   page not cached: read from the device through the fault path).
 
 use crate::sys::{self, now_ns, Region};
@@ -231,19 +231,20 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
         }
         let fd = open(&path, libc::O_RDWR)?;
         // Cache-hit faults: the pages are in the page cache (just written), not mapped here.
-        // Fault-around maps up to 16 cached neighbours per fault (fault_around_bytes = 64 KiB),
-        // so touch one page in 16: each touch is one fault.
+        // Fault-around (and large page-cache folios) map several cached neighbours per fault,
+        // so divide the time by the faults the kernel counted, not by the pages touched.
         let map = Region::map(len, libc::MAP_SHARED, fd.0)?;
         map.advise(libc::MADV_RANDOM);
+        let (min0, _) = sys::thread_faults();
         let t0 = now_ns();
         let mut sink = 0u64;
-        let mut n = 0u64;
-        for p in (0..pages as usize).step_by(16) {
+        for p in 0..pages as usize {
             // SAFETY: inside the mapping.
             sink = sink.wrapping_add(unsafe { std::ptr::read_volatile(map.ptr.add(p * PAGE) as *const u64) });
-            n += 1;
         }
         std::hint::black_box(sink);
+        let (min1, _) = sys::thread_faults();
+        let n = (min1 - min0).max(1);
         let hit = (now_ns() - t0) as f64 / n.max(1) as f64;
         drop(map);
         // Major faults: drop the cache, then fault pages in random order, one read each.

@@ -501,6 +501,10 @@ def run_host(path_or_text: str, overrides: Optional[List[str]] = None, opts: Opt
             text = f.read()
     else:
         text, source = path_or_text, source or "<text>"
+    if "calibrated:" in text or any("calibrated:" in o for o in overrides):
+        from .calibrate import expand_calibrated
+
+        overrides = expand_calibrated(text, overrides)
     results: List[Dict[str, Any]] = []
     ooms: List[str] = []
     for i in range(opts.runs):
