@@ -229,7 +229,28 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--dir", metavar="DIR", help="experiments directory (default: ./experiments)")
     rp.add_argument("--quiet", "-q", action="store_true", help="no progress lines")
     rp.set_defaults(func=cmd_reproduce)
+
+    _add_plugin_commands(sub)
     return p
+
+
+def _add_plugin_commands(sub: Any) -> None:
+    """Subcommands owned by other parts of the package: a module ``swaplab.host.cli`` with
+    ``add_parser(subparsers)`` adds ``swaplab host ...``. Its commands may raise an exception
+    with an ``exit_status`` attribute for a clean one-line error."""
+    import importlib
+    import importlib.util
+
+    for mod in ("swaplab.host.cli",):
+        try:
+            spec = importlib.util.find_spec(mod)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is None:
+            continue
+        module = importlib.import_module(mod)
+        if hasattr(module, "add_parser"):
+            module.add_parser(sub)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -249,6 +270,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except UserError as e:
             print(f"swaplab: error: {_one_line(e)}", file=sys.stderr)
             return 2
+        except Exception as e:  # a plugin's user-facing error (see _add_plugin_commands)
+            status = getattr(e, "exit_status", None)
+            if not isinstance(status, int):
+                raise
+            print(f"swaplab: error: {_one_line(e)}", file=sys.stderr)
+            return status
     except KeyboardInterrupt:
         print("\nswaplab: interrupted", file=sys.stderr)
         return 130

@@ -61,11 +61,14 @@ def write_json_atomic(path: PathLike, obj: Any, indent: int = 2) -> None:
 
 
 def check_writable(path: PathLike) -> None:
-    """Fail early (before a long run) when ``path`` cannot be written: its directory must
-    exist and be writable. Raises ``OSError`` with a readable message."""
+    """Fail early (before a long run) when ``path`` cannot be written. Its directory is
+    created if missing. Raises ``OSError`` with a readable message."""
     directory = os.path.dirname(os.path.abspath(os.fspath(path)))
     if not os.path.isdir(directory):
-        raise FileNotFoundError(f"{path}: directory {directory} does not exist")
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as e:
+            raise OSError(f"{path}: cannot create directory {directory}: {e.strerror or e}") from None
     if not os.access(directory, os.W_OK):
         raise PermissionError(f"{path}: directory {directory} is not writable")
     if os.path.isdir(os.fspath(path)):

@@ -57,8 +57,12 @@ def test_set_index_out_of_range(small_toml):
     assert_user_error(run_cli("run", small_toml, "--set", "task.5.name=x"), "out of range")
 
 
-def test_json_into_missing_directory(small_toml, tmp_path):
-    assert_user_error(run_cli("run", small_toml, "--json", tmp_path / "no" / "out.json"), "does not exist")
+def test_json_onto_a_directory(small_toml, tmp_path):
+    assert_user_error(run_cli("run", small_toml, "--json", tmp_path), "is a directory")
+
+
+def test_json_below_a_file(small_toml, tmp_path):
+    assert_user_error(run_cli("run", small_toml, "--json", small_toml / "out.json"), "cannot create directory")
 
 
 def test_unknown_experiment():
