@@ -57,7 +57,7 @@ def resolve(workload: Workload, overrides: Overrides = None, **kw: Any) -> Dict[
     import json
 
     text, source = load_workload(workload)
-    return json.loads(_core.resolve(text, source, make_overrides(overrides, **kw)))
+    return json.loads(_core.resolve(text, source, expand_presets(text, source, make_overrides(overrides, **kw))))
 
 
 class _SigintFlag:
@@ -86,12 +86,29 @@ class _SigintFlag:
             signal.signal(signal.SIGINT, self._old)
 
 
+def expand_presets(text: str, source: str, overrides: List[str]) -> List[str]:
+    """Resolve ``device = "calibrated:NAME"`` (a preset written by ``swaplab calibrate``) into
+    overrides the core accepts; other workloads are returned unchanged."""
+    if "calibrated:" not in text and not any("calibrated:" in o for o in overrides):
+        return list(overrides)
+    from .host.calibrate import expand_calibrated
+
+    try:
+        return expand_calibrated(text, list(overrides))
+    except OSError as e:
+        raise ConfigError(f"{source}: calibrated device preset: {e.strerror or e}: "
+                          f"{getattr(e, 'filename', '') or ''} (run `swaplab calibrate --name NAME` first)") from None
+    except (KeyError, ValueError) as e:
+        raise ConfigError(f"{source}: calibrated device preset: {e}") from None
+
+
 def simulate_text(text: str, source: str, overrides: List[str], progress: Optional[ProgressFn] = None) -> Result:
     """Run the simulator on TOML text. ``progress(virtual_ns, fraction)`` is called about five
     times per wall second; returning ``False`` stops the run early (the result is then marked
     ``interrupted``). Ctrl-C stops the run and raises ``KeyboardInterrupt``."""
     import json
 
+    overrides = expand_presets(text, source, overrides)
     with _SigintFlag() as sigint:
         def callback(virtual_ns: int, fraction: float) -> bool:
             if sigint.hit:

@@ -113,7 +113,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_resolve(args: argparse.Namespace) -> int:
     from . import _core
-    from .api import load_workload
+    from .api import expand_presets, load_workload
 
     sets = _check_sets(args.set or [])
     try:
@@ -122,7 +122,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         raise UserError(f"{args.file}: no such file") from None
     except OSError as e:
         raise UserError(f"{args.file}: {e.strerror or e}") from None
-    out = json.loads(_core.resolve(text, source, sets))
+    out = json.loads(_core.resolve(text, source, expand_presets(text, source, sets)))
     sys.stdout.write(json.dumps(out, indent=2) + "\n")
     return 0
 
@@ -235,9 +235,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_plugin_commands(sub: Any) -> None:
-    """Subcommands owned by other parts of the package: a module ``swaplab.host.cli`` with
-    ``add_parser(subparsers)`` adds ``swaplab host ...``. Its commands may raise an exception
-    with an ``exit_status`` attribute for a clean one-line error."""
+    """Subcommands owned by other parts of the package: ``swaplab.host.cli`` registers
+    ``host run``, ``host cleanup``, ``compare`` and ``calibrate`` with ``add_host_commands``.
+    Their functions return their exit status; they may also raise an exception with an
+    ``exit_status`` attribute for a clean one-line error."""
     import importlib
     import importlib.util
 
@@ -249,8 +250,9 @@ def _add_plugin_commands(sub: Any) -> None:
         if spec is None:
             continue
         module = importlib.import_module(mod)
-        if hasattr(module, "add_parser"):
-            module.add_parser(sub)
+        register = getattr(module, "add_host_commands", None) or getattr(module, "add_parser", None)
+        if register is not None:
+            register(sub)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

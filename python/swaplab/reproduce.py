@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _core, metrics, tomlio
+from .api import expand_presets
 from .experiments import RULE, Experiment, verdict
 from .scale import scale_overrides, scale_workload
 
@@ -68,7 +69,7 @@ def plan(exps: Sequence[Experiment], scale: float = 1.0) -> List[Job]:
         seen: Dict[Tuple[str, ...], Job] = {}
         for row in exp.rows:
             for var in exp.variants:
-                ovs = scale_overrides(exp.overrides(row.name, var.name), scale)
+                ovs = expand_presets(text, source, scale_overrides(exp.overrides(row.name, var.name), scale))
                 key = tuple(ovs)
                 if key in seen:
                     seen[key].cells.append((row.name, var.name))
