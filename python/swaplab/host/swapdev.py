@@ -38,6 +38,10 @@ def check_disk_dir(directory: str) -> None:
 
 
 def backend_for(preset: str, requested: str) -> str:
+    """The host device for a preset. "loop" asks for a non-rotational device: a zram preset
+    stays zram (already non-rotational, and synchronous like the model says)."""
+    if requested == "loop" and preset == "zram":
+        return "zram"
     if requested != "auto":
         return requested
     if preset == "zram":
