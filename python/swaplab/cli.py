@@ -142,33 +142,41 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from . import experiments as ex
     from .io import write_json_atomic
+
+    skipped: List[str] = []
     from .reproduce import CellError, format_all, report_document, reproduce
 
+    if not (args.scale > 0 and args.scale == args.scale and args.scale != float("inf")):
+        raise UserError(f"--scale {args.scale:g}: expected a positive number")
+    if args.jobs is not None and args.jobs < 1:
+        raise UserError(f"--jobs {args.jobs}: expected at least 1")
+    _check_output(args.json, "--json")
     try:
         if args.list:
             d = ex.find_dir(args.dir)
             for p in ex.discover(d):
                 e = ex.load(p)
-                print(f"{e.name:24s} {e.title}")
+                note = "" if e.has_published else "  (no published numbers: not in --all)"
+                print(f"{e.name:24s} {e.title}{note}")
             return 0
         if args.all:
             if args.names:
                 raise UserError("give experiment names or --all, not both")
             paths = ex.discover(ex.find_dir(args.dir))
-            if not paths:
-                raise UserError("no experiments found")
+            exps = [ex.load(p) for p in paths]
+            skipped = [e.name for e in exps if not e.has_published]
+            exps = [e for e in exps if e.has_published]
+            if not exps:
+                raise UserError("no experiments with published numbers found")
         else:
             if not args.names:
                 raise UserError("name an experiment (see --list) or give --all")
-            paths = [ex.find(n, args.dir) for n in args.names]
-        exps = [ex.load(p) for p in paths]
+            exps = [ex.load(ex.find(n, args.dir)) for n in args.names]
     except ex.ExperimentError as e:
         raise UserError(str(e)) from None
-    if not (args.scale > 0 and args.scale == args.scale and args.scale != float("inf")):
-        raise UserError(f"--scale {args.scale}: expected a positive number")
-    if args.jobs is not None and args.jobs < 1:
-        raise UserError(f"--jobs {args.jobs}: expected at least 1")
-    _check_output(args.json, "--json")
+    if args.all and skipped and not args.quiet:
+        print(f"reproduce: --all skips {', '.join(skipped)} (no published numbers; run them by name)",
+              file=sys.stderr)
     try:
         reps = reproduce(exps, scale=args.scale, n_jobs=args.jobs, show_progress=not args.quiet)
     except CellError as e:

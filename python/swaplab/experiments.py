@@ -63,6 +63,11 @@ class Experiment:
     metric_rows: List[MetricRow]
     extra: Dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def has_published(self) -> bool:
+        """Whether the file holds any published number (host-only experiments have none)."""
+        return any(v is not None for mr in self.metric_rows for v in mr.published.values())
+
     def variant(self, name: str) -> Variant:
         for v in self.variants:
             if v.name == name:
