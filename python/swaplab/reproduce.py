@@ -35,6 +35,22 @@ class Job:
     text: str
     source: str
     overrides: List[str]
+    weight: float = 0.0            # rough cost estimate: bigger machines first
+
+
+def _weight(doc: Dict[str, Any]) -> float:
+    """A rough cost of a workload (memory touched), to start the longest simulations first so
+    that the pool does not end waiting on one big job."""
+    from .units import parse_size
+
+    total = 0.0
+    try:
+        for t in doc.get("task", []):
+            pages = sum(parse_size(m.get("size", 0)) for m in t.get("mapping", [])) / 4096
+            total += pages * int(t.get("instances", 1)) * (10.0 if t.get("repeat") else 1.0)
+    except (ValueError, TypeError, AttributeError):
+        return 0.0
+    return total
 
 
 MIN_FREE_FOR_SCALE = 16 << 20  # what a scaled machine must keep beyond the kernel's reserve
@@ -74,7 +90,7 @@ def plan(exps: Sequence[Experiment], scale: float = 1.0) -> List[Job]:
                 if key in seen:
                     seen[key].cells.append((row.name, var.name))
                     continue
-                job = Job(len(jobs), exp.name, [(row.name, var.name)], text, source, ovs)
+                job = Job(len(jobs), exp.name, [(row.name, var.name)], text, source, ovs, _weight(doc))
                 seen[key] = job
                 jobs.append(job)
     return jobs
@@ -161,6 +177,7 @@ def run_jobs(jobs: List[Job], n_jobs: int, progress: Progress) -> Dict[int, Tupl
         progress.update(job, wall)
 
     n_jobs = max(1, min(n_jobs, len(jobs)))
+    jobs = sorted(jobs, key=lambda j: -j.weight)  # longest first (stable otherwise)
     if n_jobs == 1:
         for job in jobs:
             take(_run_here(job))
