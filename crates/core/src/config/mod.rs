@@ -228,6 +228,9 @@ fn default_quantum() -> Duration {
 fn default_slice() -> Duration {
     Duration(3_000_000)
 }
+fn default_wakeup_gran() -> Duration {
+    Duration(1_000_000)
+}
 
 /// How the simulator itself runs (not part of the modelled machine).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -242,6 +245,10 @@ pub struct SimSettings {
     /// Scheduler time slice when more tasks are runnable than there are CPUs.
     #[serde(default = "default_slice")]
     pub sched_slice: Duration,
+    /// A task waking from sleep preempts one that has run at least this long (CFS
+    /// sched_wakeup_granularity).
+    #[serde(default = "default_wakeup_gran")]
+    pub sched_wakeup_granularity: Duration,
     /// Stop the whole run at this virtual time.
     #[serde(default)]
     pub time_limit: Option<Duration>,

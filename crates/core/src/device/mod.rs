@@ -7,8 +7,9 @@
 //! a seek whose time grows with the square root of the distance and an average rotational delay
 //! unless the request continues where the previous one ended.
 //!
-//! Requests that find every channel busy wait in the I/O scheduler, which dispatches like
-//! mq-deadline: reads before writes, unless the oldest write has waited `write_expire_ns`.
+//! Requests that find every channel busy wait in the I/O scheduler: "none" serves them in
+//! arrival order; "deadline" dispatches like mq-deadline, reads in batches ahead of writes, a
+//! write batch after `writes_starved` read batches or when the oldest write expired.
 //! Contiguous pages submitted together are merged into one request by [`Plug`], as the block
 //! layer's plug does, up to `max_request_pages`. The submitter pays `block_layer_cpu_ns` per
 //! request. Synchronous devices (zram, brd) have no queue: the caller does the copy or
@@ -34,6 +35,13 @@ pub struct Device {
     /// Waiting requests: (token, request, enqueue time).
     reads: VecDeque<(u32, Request, u64)>,
     writes: VecDeque<(u32, Request, u64)>,
+    /// "none": arrival order across both queues.
+    fifo: VecDeque<(u32, Request, u64)>,
+    /// deadline: direction and requests left of the current batch; read batches since the
+    /// last write batch.
+    batch_write: bool,
+    batch_left: u32,
+    starved: u32,
     pub requests: u64,
     pub pages_read: u64,
     pub pages_written: u64,
@@ -59,6 +67,10 @@ impl Device {
             head: 0,
             reads: VecDeque::new(),
             writes: VecDeque::new(),
+            fifo: VecDeque::new(),
+            batch_write: false,
+            batch_left: 0,
+            starved: 0,
             requests: 0,
             pages_read: 0,
             pages_written: 0,
@@ -105,13 +117,23 @@ impl Device {
         done
     }
 
+    fn deadline(&self) -> bool {
+        self.params.scheduler == "deadline"
+    }
+
+    fn queued(&self) -> usize {
+        self.reads.len() + self.writes.len() + self.fifo.len()
+    }
+
     /// Submit `req` (identified by `token`) at `now`. Returns its completion time if a channel
     /// was free and it started at once; otherwise it waits and [`Device::complete`] starts it.
     pub fn submit(&mut self, now: u64, req: Request, token: u32) -> Option<u64> {
-        if self.busy_channels < self.params.parallelism && self.reads.is_empty() && self.writes.is_empty() {
+        if self.busy_channels < self.params.parallelism && self.queued() == 0 {
             return Some(self.start(now, req));
         }
-        if req.write {
+        if !self.deadline() {
+            self.fifo.push_back((token, req, now));
+        } else if req.write {
             self.writes.push_back((token, req, now));
         } else {
             self.reads.push_back((token, req, now));
@@ -119,18 +141,43 @@ impl Device {
         None
     }
 
-    /// A request finished at `now`: its channel takes the next waiting request (reads first,
-    /// unless the oldest write expired). Returns (token, completion time) of the one started.
+    /// A request finished at `now`: its channel takes the next waiting request. Returns
+    /// (token, completion time) of the one started.
     pub fn complete(&mut self, now: u64) -> Option<(u32, u64)> {
         self.busy_channels -= 1;
-        let write_expired = self.writes.front().is_some_and(|&(_, _, t)| now.saturating_sub(t) >= self.params.write_expire_ns);
-        let next = if write_expired || self.reads.is_empty() { self.writes.pop_front() } else { self.reads.pop_front() };
+        let next = if self.deadline() { self.pick_deadline(now) } else { self.fifo.pop_front() };
         next.map(|(token, req, _)| (token, self.start(now, req)))
+    }
+
+    /// mq-deadline's dispatch: continue the current batch, else start a read batch unless
+    /// writes have been starved `writes_starved` times or the oldest write expired.
+    fn pick_deadline(&mut self, now: u64) -> Option<(u32, Request, u64)> {
+        if self.batch_left > 0 {
+            let q = if self.batch_write { &mut self.writes } else { &mut self.reads };
+            if let Some(r) = q.pop_front() {
+                self.batch_left -= 1;
+                return Some(r);
+            }
+        }
+        let write_expired = self.writes.front().is_some_and(|&(_, _, t)| now.saturating_sub(t) >= self.params.write_expire_ns);
+        let writes_due = !self.writes.is_empty() && (self.reads.is_empty() || self.starved >= self.params.writes_starved || write_expired);
+        self.batch_write = writes_due;
+        if writes_due {
+            self.starved = 0;
+        } else if !self.reads.is_empty() {
+            self.starved += 1;
+        }
+        self.batch_left = self.params.fifo_batch.max(1) - 1;
+        if self.batch_write {
+            self.writes.pop_front()
+        } else {
+            self.reads.pop_front()
+        }
     }
 
     /// Requests started but not finished plus those waiting.
     pub fn in_flight(&self) -> u64 {
-        self.busy_channels as u64 + self.reads.len() as u64 + self.writes.len() as u64
+        self.busy_channels as u64 + self.queued() as u64
     }
 
     /// A synchronous transfer (zram, brd): accounted, no queue.
@@ -215,17 +262,37 @@ mod tests {
     }
 
     #[test]
-    fn reads_overtake_waiting_writes_until_writes_expire() {
+    fn deadline_prefers_reads_but_does_not_starve_writes() {
         let mut hdd = Device::new("hdd", DeviceParams::preset("hdd").unwrap(), 1 << 20);
+        hdd.params.fifo_batch = 1;
         let w = Request { start: 0, pages: 1, write: true };
         let r = Request { start: 50, pages: 1, write: false };
-        let t0 = hdd.submit(0, w, 1).unwrap();
-        assert_eq!(hdd.submit(1, w, 2), None);
-        assert_eq!(hdd.submit(2, r, 3), None);
-        assert_eq!(hdd.complete(t0).map(|x| x.0), Some(3), "the read goes first");
-        let late = hdd.params.write_expire_ns + 10;
-        assert_eq!(hdd.submit(late, r, 4), None);
-        assert_eq!(hdd.complete(late).map(|x| x.0), Some(2), "an expired write is served");
+        let mut t = hdd.submit(0, w, 100).unwrap();
+        for i in 0..3 {
+            assert_eq!(hdd.submit(1, w, 200 + i), None);
+        }
+        for i in 0..6 {
+            assert_eq!(hdd.submit(2, r, i), None);
+        }
+        let mut order = vec![];
+        while let Some((tok, done)) = hdd.complete(t) {
+            order.push(tok);
+            t = done;
+        }
+        // Two read batches, then a write batch, and so on.
+        assert_eq!(order, vec![0, 1, 200, 2, 3, 201, 4, 5, 202]);
+    }
+
+    #[test]
+    fn none_scheduler_is_fifo() {
+        let mut nvme = Device::new("nvme", DeviceParams::preset("nvme").unwrap(), 1 << 20);
+        nvme.params.parallelism = 1;
+        let w = Request { start: 0, pages: 1, write: true };
+        let r = Request { start: 50, pages: 1, write: false };
+        let t = nvme.submit(0, w, 1).unwrap();
+        nvme.submit(1, w, 2);
+        nvme.submit(2, r, 3);
+        assert_eq!(nvme.complete(t).map(|x| x.0), Some(2));
     }
 
     #[test]

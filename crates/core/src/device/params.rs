@@ -45,9 +45,20 @@ pub struct DeviceParams {
     pub sync_read_cpu_ns: u64,
     /// Synchronous devices: CPU time per page written in the caller (compress / memcpy).
     pub sync_write_cpu_ns: u64,
-    /// I/O scheduler: reads are dispatched before waiting writes unless the oldest write has
-    /// waited this long (mq-deadline's write_expire, 5 s).
+    /// Requests the block layer lets be outstanding (queued + in service): `nr_requests`,
+    /// 128 by default (BLKDEV_DEFAULT_RQ). A reclaimer that would exceed it finds the queue
+    /// congested and keeps the page for a later pass (may_write_to_queue / tag exhaustion).
+    pub nr_requests: u32,
+    /// I/O scheduler: "deadline" (mq-deadline: reads first in batches of `fifo_batch`, a write
+    /// batch after `writes_starved` read batches or once the oldest write waited
+    /// `write_expire_ns`) or "none" (FIFO, the blk-mq default for NVMe).
+    pub scheduler: String,
+    /// mq-deadline write_expire (5 s).
     pub write_expire_ns: u64,
+    /// mq-deadline writes_starved (2).
+    pub writes_starved: u32,
+    /// mq-deadline fifo_batch (16).
+    pub fifo_batch: u32,
 }
 
 const MB: u64 = 1_000_000;
@@ -74,7 +85,11 @@ impl DeviceParams {
                 block_layer_cpu_ns: 2_000,
                 sync_read_cpu_ns: 0,
                 sync_write_cpu_ns: 0,
+                scheduler: "deadline".into(),
                 write_expire_ns: 5_000_000_000,
+                writes_starved: 2,
+                fifo_batch: 16,
+                nr_requests: 128,
             },
             // A 2010-era SATA SSD (OCZ Vertex 2, the "VertexII" of seed 003): ~90 µs 4 KiB
             // read at QD1 (kernel-algorithms.md §6.3 suggests 80-100 µs), ~250 MB/s, writes
@@ -96,7 +111,11 @@ impl DeviceParams {
                 block_layer_cpu_ns: 2_000,
                 sync_read_cpu_ns: 0,
                 sync_write_cpu_ns: 0,
+                scheduler: "deadline".into(),
                 write_expire_ns: 5_000_000_000,
+                writes_starved: 2,
+                fifo_batch: 16,
+                nr_requests: 128,
             },
             // A datacentre NVMe SSD of 2017 (Intel P3700 class, seed 000): ~20 µs 4 KiB read,
             // 2.8/1.9 GB/s, many hardware queues.
@@ -117,7 +136,11 @@ impl DeviceParams {
                 block_layer_cpu_ns: 1_500,
                 sync_read_cpu_ns: 0,
                 sync_write_cpu_ns: 0,
+                scheduler: "none".into(),
                 write_expire_ns: 5_000_000_000,
+                writes_starved: 2,
+                fifo_batch: 16,
+                nr_requests: 128,
             },
             // brd: RAM behind the block layer. Synchronous (§1.7 lists brd), so the copy runs in
             // the caller; the block layer's per-request cost is what seed 002 measures.
@@ -138,7 +161,11 @@ impl DeviceParams {
                 block_layer_cpu_ns: 1_500,
                 sync_read_cpu_ns: 500,
                 sync_write_cpu_ns: 500,
+                scheduler: "none".into(),
                 write_expire_ns: 5_000_000_000,
+                writes_starved: 2,
+                fifo_batch: 16,
+                nr_requests: 128,
             },
             // zram: compression in the caller, no request queue. lz4-class costs from
             // kernel-algorithms.md §6.3 (compress 3-10 us, decompress 1-3 us).
@@ -159,7 +186,11 @@ impl DeviceParams {
                 block_layer_cpu_ns: 0,
                 sync_read_cpu_ns: 2_000,
                 sync_write_cpu_ns: 5_000,
+                scheduler: "none".into(),
                 write_expire_ns: 5_000_000_000,
+                writes_starved: 2,
+                fifo_batch: 16,
+                nr_requests: 128,
             },
             _ => return None,
         })
@@ -170,6 +201,12 @@ impl DeviceParams {
     pub fn validate(&self) -> Result<(), String> {
         if self.parallelism == 0 {
             return Err("parallelism must be at least 1".into());
+        }
+        if self.scheduler != "deadline" && self.scheduler != "none" {
+            return Err(format!("unknown I/O scheduler {:?} (expected \"deadline\" or \"none\")", self.scheduler));
+        }
+        if self.nr_requests == 0 {
+            return Err("nr_requests must be at least 1".into());
         }
         if self.max_request_pages == 0 {
             return Err("max_request_pages must be at least 1".into());

@@ -130,10 +130,12 @@ impl Sim {
         if v.pgsteal_kswapd > v.pgscan_kswapd || v.pgsteal_direct > v.pgscan_direct {
             e("pgsteal exceeds pgscan".into());
         }
-        if v.pgsteal_anon + v.pgsteal_file != v.pgsteal_kswapd + v.pgsteal_direct {
+        // Global reclaim is counted both by reclaimer and by type; memcg limit reclaim by type only.
+        let exact = self.memcg_limit.is_none();
+        if (v.pgsteal_anon + v.pgsteal_file < v.pgsteal_kswapd + v.pgsteal_direct) || (exact && v.pgsteal_anon + v.pgsteal_file != v.pgsteal_kswapd + v.pgsteal_direct) {
             e("pgsteal by type != pgsteal by reclaimer".into());
         }
-        if v.pgscan_anon + v.pgscan_file != v.pgscan_kswapd + v.pgscan_direct {
+        if (v.pgscan_anon + v.pgscan_file < v.pgscan_kswapd + v.pgscan_direct) || (exact && v.pgscan_anon + v.pgscan_file != v.pgscan_kswapd + v.pgscan_direct) {
             e("pgscan by type != pgscan by reclaimer".into());
         }
         if self.profile >= crate::config::Profile::V4_14 && v.swap_ra_hit > v.swap_ra {

@@ -107,6 +107,7 @@ pub struct Sim {
     pub(crate) jiffy_ns: u64,
     quantum: u64,
     slice: u64,
+    wakeup_granularity: u64,
     sample_interval: u64,
     global_deadline: Option<u64>,
     pub(crate) user_tasks_left: usize,
@@ -181,6 +182,7 @@ impl Sim {
             jiffy_ns: 1_000_000_000 / c.kernel.hz as u64,
             quantum: c.sim.sync_quantum.0,
             slice: c.sim.sched_slice.0,
+            wakeup_granularity: c.sim.sched_wakeup_granularity.0,
             sample_interval: c.sim.sample_interval.0,
             global_deadline: c.sim.time_limit.map(|d| d.0),
             user_tasks_left: 0,
@@ -302,18 +304,42 @@ impl Sim {
 
     // ---------------------------------------------------------------- scheduling
 
+    /// A task becomes runnable at `at`. A task waking from sleep is placed like CFS places a
+    /// sleeper: ahead of tasks that used their slices, and the CPU whose task has run longest
+    /// is asked to reschedule once that task has run `wakeup_granularity` (CFS's
+    /// sched_wakeup_granularity, 1 ms).
     pub(crate) fn make_runnable(&mut self, tid: u32, at: u64) {
         let t = &mut self.tasks[tid as usize];
         if matches!(t.state, TState::Runnable | TState::Running(_) | TState::Done) {
             return;
         }
+        let sleeper = t.state != TState::New;
         t.clock = t.clock.max(at);
         t.state = TState::Runnable;
         t.timer_token += 1;
+        t.runnable_since = t.clock;
         if let Some(cpu) = self.cpus.iter().position(|c| c.is_none()) {
             self.dispatch(cpu, tid, at);
-        } else {
+            return;
+        }
+        if !sleeper {
             self.runq.push_back(tid);
+            return;
+        }
+        // Behind earlier sleepers, ahead of preempted tasks.
+        let pos = self.runq.iter().position(|&q| !self.tasks[q as usize].woken).unwrap_or(self.runq.len());
+        self.runq.insert(pos, tid);
+        self.tasks[tid as usize].woken = true;
+        let gran = self.wakeup_granularity;
+        let victim = self
+            .cpus
+            .iter()
+            .filter_map(|c| *c)
+            .min_by_key(|&r| (self.tasks[r as usize].slice_end, r));
+        if let Some(r) = victim {
+            let rt = &mut self.tasks[r as usize];
+            let started = rt.slice_end.saturating_sub(self.slice);
+            rt.slice_end = rt.slice_end.min(started.max(at) + gran).max(started + gran);
         }
     }
 
@@ -321,6 +347,8 @@ impl Sim {
         let slice = self.slice;
         let t = &mut self.tasks[tid as usize];
         t.clock = t.clock.max(at);
+        t.runq_wait_ns += t.clock - t.runnable_since.min(t.clock);
+        t.woken = false;
         t.state = TState::Running(cpu as u32);
         t.slice_end = t.clock + slice;
         let c = t.clock;
@@ -350,6 +378,7 @@ impl Sim {
         if clock >= slice_end && !self.runq.is_empty() {
             let t = &mut self.tasks[tid as usize];
             t.state = TState::Runnable;
+            t.runnable_since = clock;
             self.runq.push_back(tid);
             self.cpus[cpu] = None;
             self.cpu_token[cpu] += 1;
@@ -452,6 +481,9 @@ impl Sim {
                     let compute = t.program.as_ref().map_or(0, |p| p.compute_ns());
                     let start = t.fault_start.take().expect("fault start");
                     let lat = t.clock - start;
+                    if lat > 1_000_000_000 && std::env::var("SWAPLAB_DEBUG").is_ok() {
+                        eprintln!("slow fault: task {} start {:.3}s lat {:.3}s major {} pending {:?}", t.label(), start as f64 / 1e9, lat as f64 / 1e9, t.fault_was_major, (mi, touch));
+                    }
                     t.fault_hist.record(lat);
                     t.touch_hist.record(lat + touch_ns);
                     t.touches += 1;
@@ -682,6 +714,7 @@ impl Sim {
                         pages_per_call_pct: t.dr_pages_hist.percentiles(),
                     },
                     oom_killed: t.oom_killed,
+                    runqueue_wait_ns: t.runq_wait_ns,
                     throughput_bytes_per_s: if elapsed == 0 { 0.0 } else { (t.touches as f64 * 4096.0 * 1e9 / elapsed as f64).round() },
                 }
             })

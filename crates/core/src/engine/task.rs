@@ -56,6 +56,11 @@ pub struct Task {
     /// Direct-reclaim stall in progress (throttled waits count as stall).
     pub dr_throttle_since: Option<u64>,
     pub oom_killed: bool,
+    /// Time spent runnable but waiting for a CPU.
+    pub runq_wait_ns: u64,
+    pub runnable_since: u64,
+    /// On the run queue after a sleep (placed ahead of preempted tasks).
+    pub woken: bool,
     repeat: bool,
 }
 
@@ -102,6 +107,9 @@ impl Task {
             dr_pages_hist: Histogram::default(),
             dr_throttle_since: None,
             oom_killed: false,
+            runq_wait_ns: 0,
+            runnable_since: 0,
+            woken: false,
             repeat: false,
         }
     }

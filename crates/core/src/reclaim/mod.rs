@@ -93,6 +93,8 @@ pub struct ScanControl {
     pub nr_reclaimed: u64,
     /// Folios met under writeback that were already marked for immediate reclaim.
     pub nr_immediate: u64,
+    /// Dirty folios kept because the device's request queue was full.
+    pub nr_congested: u64,
     pub may_deactivate: [bool; 2],
     pub cache_trim_mode: bool,
     pub file_is_tiny: bool,
@@ -112,6 +114,7 @@ impl ScanControl {
             nr_scanned: 0,
             nr_reclaimed: 0,
             nr_immediate: 0,
+            nr_congested: 0,
             may_deactivate: [true; 2],
             cache_trim_mode: false,
             file_is_tiny: false,
@@ -375,7 +378,7 @@ impl Sim {
             }
             self.rs.kswapd.active = false;
         }
-        if got == 0 && (sc.nr_immediate > 0 || self.nr_writeback > 0) && !self.pgdat_balanced() {
+        if got == 0 && (sc.nr_immediate > 0 || sc.nr_congested > 0 || self.nr_writeback > 0) && !self.pgdat_balanced() {
             // reclaim_throttle(WRITEBACK): wait for writeback completions (HZ/10 at most).
             self.rs.kswapd.throttled = true;
             let timeout = (self.jiffy_ns * self.cfg.config.kernel.hz as u64) / 10;
@@ -662,9 +665,11 @@ impl Sim {
         if taken == 0 {
             return 0;
         }
+        // pgscan_kswapd / pgscan_direct count global reclaim only; cgroup limit reclaim shows in
+        // the per-type counters (and the cgroup's memory.stat), §7.2.
         if sc.kswapd {
             self.vm.pgscan_kswapd += taken;
-        } else {
+        } else if !sc.memcg {
             self.vm.pgscan_direct += taken;
         }
         if anon {
@@ -744,6 +749,18 @@ impl Sim {
                     keep.push(f);
                     continue;
                 }
+                let congested = if swap_backed {
+                    let dev = self.frames[f as usize].swap_dev();
+                    let d = &self.swaps[dev].device;
+                    !d.params.synchronous && d.in_flight() + swap_plugs[dev].requests.len() as u64 >= d.params.nr_requests as u64
+                } else {
+                    self.file_dev.in_flight() + file_plug.requests.len() as u64 >= self.file_dev.params.nr_requests as u64
+                };
+                if congested {
+                    sc.nr_congested += 1;
+                    keep.push(f);
+                    continue;
+                }
                 let fr = &mut self.frames[f as usize];
                 fr.flags &= !PG_DIRTY;
                 if swap_backed {
@@ -813,7 +830,7 @@ impl Sim {
         sc.cost += at_cpu;
         if sc.kswapd {
             self.vm.pgsteal_kswapd += reclaimed;
-        } else {
+        } else if !sc.memcg {
             self.vm.pgsteal_direct += reclaimed;
         }
         if anon {

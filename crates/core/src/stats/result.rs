@@ -29,6 +29,8 @@ pub struct TaskResult {
     pub fault_latency_ns: Percentiles,
     pub direct_reclaim: DirectReclaimStats,
     pub oom_killed: bool,
+    /// Time runnable but waiting for a CPU (scheduler contention).
+    pub runqueue_wait_ns: u64,
     pub throughput_bytes_per_s: f64,
 }
 
