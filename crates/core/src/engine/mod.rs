@@ -238,6 +238,32 @@ impl Sim {
         self.events.push(Reverse((t, self.seq, ev)));
     }
 
+    /// Complete the I/O that finishes by `t` while a task is inside long kernel work (a
+    /// reclaim priority loop): in the kernel, writes complete and pages rotate while the
+    /// reclaimer scans, so later priorities find them clean. Only I/O completions are applied;
+    /// other events keep their place.
+    pub(crate) fn complete_io_until(&mut self, t: u64) {
+        let saved_now = self.now;
+        let mut deferred = Vec::new();
+        while let Some(&Reverse((et, seq, ev))) = self.events.peek() {
+            if et > t {
+                break;
+            }
+            self.events.pop();
+            match ev {
+                Ev::IoDone(r) => {
+                    self.now = et.max(saved_now);
+                    self.io_done(r);
+                }
+                other => deferred.push(Reverse((et, seq, other))),
+            }
+        }
+        for d in deferred {
+            self.events.push(d);
+        }
+        self.now = saved_now;
+    }
+
     #[inline]
     fn peek_time(&self) -> u64 {
         self.events.peek().map_or(u64::MAX, |Reverse((t, _, _))| *t)

@@ -277,8 +277,11 @@ impl Sim {
             self.vm.allocstall_normal += 1;
         }
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, memcg, cpu);
+        let start = self.tasks[tid as usize].clock;
         loop {
             sc.nr_scanned = 0;
+            // Writes that completed while we scanned have rotated their pages to the tail.
+            self.complete_io_until(start + sc.cost);
             self.shrink_node(&mut sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
