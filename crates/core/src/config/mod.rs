@@ -62,6 +62,43 @@ pub struct Config {
     pub sim: SimSettings,
     #[serde(rename = "task", default)]
     pub tasks: Vec<TaskSpec>,
+    /// Message channels between tasks (pipes / sockets), see [`ChannelSpec`].
+    #[serde(rename = "channel", default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<ChannelSpec>,
+}
+
+fn default_channel_count() -> u32 {
+    1
+}
+fn default_channel_capacity() -> Size {
+    Size(65_536)
+}
+
+/// An array of `count` message channels (a pipe or a socket each): bounded FIFO queues of
+/// messages between tasks. A sender blocks while its message does not fit in `capacity`; a
+/// receiver blocks (using no CPU) until a message arrives.
+///
+/// Kernel memory: the bytes in flight (messages plus `overhead` per message: the sk_buff or
+/// pipe_buffer bookkeeping) occupy ceil(bytes / 4096) kernel pages per channel, allocated by
+/// the sender through the page allocator (so a send can enter direct reclaim, as
+/// `alloc_skb` / `pipe_write` do) and freed when the receiver consumes the data. These pages are
+/// charged like other memory but are on no LRU list: reclaim cannot take them, only
+/// consumption frees them. See docs/ipc.md.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelSpec {
+    pub name: String,
+    /// Channels in this array (e.g. one per receiver); phases pick one by `index`.
+    #[serde(default = "default_channel_count")]
+    pub count: u32,
+    /// Bytes in flight per channel before a sender blocks (pipe: 16 pages = 64 KiB; an
+    /// AF_UNIX socket: its sndbuf).
+    #[serde(default = "default_channel_capacity")]
+    pub capacity: Size,
+    /// Kernel bytes per message besides its payload (sk_buff truesize overhead; 0 for a pipe,
+    /// which packs small writes into its page buffers).
+    #[serde(default)]
+    pub overhead: Size,
 }
 
 fn default_cpus() -> u32 {
@@ -199,6 +236,16 @@ pub struct Costs {
     pub alloc_page_ns: u64,
     /// Waking a sleeping task (scheduler wake-up + context switch).
     pub wakeup_ns: u64,
+    /// One small message sent: write()/sendmsg() syscall, skb or pipe-buffer bookkeeping, copy
+    /// of 100 bytes, and the try_to_wake_up of a waiting reader (unix_stream_sendmsg /
+    /// pipe_write; hackbench's ~2-4 us per message pair on 2008 hardware, lmbench "AF_UNIX"
+    /// and "pipe" latencies of 5-10 us round trip include two context switches).
+    pub msg_send_ns: u64,
+    /// One small message received: read()/recvmsg(), copy-out, freeing the skb.
+    pub msg_recv_ns: u64,
+    /// Buffered read()/write() of one page that is in the page cache: syscall entry, page-cache
+    /// lookup, 4 KiB copy (~1 GB/s-class memcpy in 2008: ~1-2 us; modern ~0.5 us).
+    pub syscall_page_ns: u64,
 }
 
 impl Default for Costs {
@@ -215,6 +262,9 @@ impl Default for Costs {
             swap_alloc_ns: 100,
             alloc_page_ns: 100,
             wakeup_ns: 2_000,
+            msg_send_ns: 1_500,
+            msg_recv_ns: 1_000,
+            syscall_page_ns: 1_000,
         }
     }
 }
@@ -284,6 +334,14 @@ pub struct TaskSpec {
     /// Start this long after time 0.
     #[serde(default)]
     pub start_delay: Duration,
+    /// Instances form groups of this many consecutive instances (default: all in one group);
+    /// message phases address channels by group or by rank within the group.
+    #[serde(default)]
+    pub group_size: Option<u32>,
+    /// A background task (a load beside the measured programs, e.g. dbench beside hackbench):
+    /// the run ends when every foreground task is done.
+    #[serde(default)]
+    pub background: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -318,6 +376,37 @@ pub enum PatternKind {
     Strided,
     /// Blocked dense-matrix traversal (LU-style): see workload::Pattern::Matrix.
     Matrix,
+    /// Send `messages` messages of `bytes` to each of `fanout` channels (write()/sendmsg());
+    /// every message also touches the next page of `mapping` (the user buffer).
+    Send,
+    /// Receive `messages` messages from one channel (read()/recvmsg()), blocking while it is
+    /// empty; every message also touches the next page of `mapping`.
+    Recv,
+}
+
+/// How a phase's touches reach memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Loads and stores through the page table (the accessed bit, faults).
+    #[default]
+    Pte,
+    /// Buffered read()/write() of whole pages through the page cache (`file` mappings only):
+    /// no page-table entry, `folio_mark_accessed` on every access (kernel-algorithms.md §3.10).
+    Syscall,
+}
+
+/// Which channel of a channel array a message phase uses: the channels
+/// `[sel * fanout, sel * fanout + fanout)` where `sel` is the instance's index, its group's
+/// index, its rank within the group, or 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelIndex {
+    #[default]
+    Instance,
+    Group,
+    Rank,
+    Zero,
 }
 
 fn default_one() -> f64 {
@@ -359,6 +448,24 @@ pub struct PhaseSpec {
     /// Matrix: pages per block edge.
     #[serde(default = "default_block")]
     pub block_pages: u64,
+    /// Touches through page tables ("pte") or buffered file I/O ("syscall").
+    #[serde(default)]
+    pub access: Access,
+    /// send/recv: the channel array.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// send: messages to each destination channel; recv: messages to receive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<u64>,
+    /// send: payload bytes per message (default 100, hackbench's DATASIZE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Size>,
+    /// send: destination channels, `[sel * fanout, sel * fanout + fanout)`, written round-robin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<u32>,
+    /// send/recv: how `sel` is chosen (see [`ChannelIndex`]).
+    #[serde(default)]
+    pub index: ChannelIndex,
 }
 
 /// Kernel eras (kernel-algorithms.md §0.2).
@@ -703,6 +810,7 @@ fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Reso
     if total_instances > 100_000 {
         return Err(at("task", "at most 100000 task instances".into()));
     }
+    validate_messages(&cfg, at)?;
     if cfg.sim.sample_interval.0 < 1_000_000 {
         return Err(at("sim.sample_interval", "expected at least 1ms".into()));
     }
@@ -710,6 +818,126 @@ fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Reso
         return Err(at("sim", "sync_quantum and sched_slice must be positive".into()));
     }
     Ok(Resolved { config: cfg, swap_devices, file_device_params, profile })
+}
+
+/// The channels a message phase of instance `instance` uses: `[sel * fanout, sel * fanout +
+/// fanout)` of its channel array (see [`ChannelIndex`]).
+pub fn phase_channels(task: &TaskSpec, ph: &PhaseSpec, instance: u32) -> std::ops::Range<u64> {
+    let g = task.group_size.unwrap_or(task.instances).max(1);
+    let sel = match ph.index {
+        ChannelIndex::Instance => instance,
+        ChannelIndex::Group => instance / g,
+        ChannelIndex::Rank => instance % g,
+        ChannelIndex::Zero => 0,
+    } as u64;
+    let fanout = if ph.pattern == PatternKind::Send { ph.fanout.unwrap_or(1) as u64 } else { 1 };
+    sel * fanout..sel * fanout + fanout
+}
+
+/// Channels, message phases and buffered-I/O phases: names resolve, channel indices stay in
+/// their arrays, and no channel is asked for more messages than are sent to it (a receiver
+/// would wait forever).
+fn validate_messages(cfg: &Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<(), ConfigError> {
+    if cfg.tasks.iter().all(|t| t.background) {
+        return Err(at("task", "every task is background: the run needs at least one task to wait for".into()));
+    }
+    let mut total = 0u64;
+    for (ci, c) in cfg.channels.iter().enumerate() {
+        if c.name.is_empty() || cfg.channels[..ci].iter().any(|o| o.name == c.name) {
+            return Err(at(&format!("channel.{ci}.name"), format!("channel names must be non-empty and unique, got {:?}", c.name)));
+        }
+        if c.count == 0 {
+            return Err(at(&format!("channel.{ci}.count"), "expected at least 1 channel".into()));
+        }
+        if c.capacity.0 == 0 {
+            return Err(at(&format!("channel.{ci}.capacity"), "expected a capacity of at least 1 byte".into()));
+        }
+        total += c.count as u64;
+    }
+    if total > 10_000_000 {
+        return Err(at("channel", "at most 10 million channels".into()));
+    }
+    // Messages sent to / received from each channel, per array.
+    let mut sent: Vec<Vec<u64>> = cfg.channels.iter().map(|c| vec![0; c.count as usize]).collect();
+    let mut recvd: Vec<Vec<u64>> = sent.clone();
+    let mut repeated = vec![false; cfg.channels.len()];
+    for (ti, t) in cfg.tasks.iter().enumerate() {
+        if t.group_size == Some(0) {
+            return Err(at(&format!("task.{ti}.group_size"), "expected at least 1".into()));
+        }
+        for (pi, ph) in t.phases.iter().enumerate() {
+            let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");
+            let msg = matches!(ph.pattern, PatternKind::Send | PatternKind::Recv);
+            if ph.access == Access::Syscall {
+                let kind = t.mappings.iter().find(|m| m.name == ph.mapping).map(|m| m.kind);
+                if kind != Some(MappingKind::File) {
+                    return Err(at(&key("access"), "access = \"syscall\" (buffered read/write) needs a mapping of kind \"file\"".into()));
+                }
+                if msg {
+                    return Err(at(&key("access"), "message phases touch their buffer through page tables: use access = \"pte\"".into()));
+                }
+            }
+            if !msg {
+                for (k, set) in [("channel", ph.channel.is_some()), ("messages", ph.messages.is_some()), ("bytes", ph.bytes.is_some()), ("fanout", ph.fanout.is_some())] {
+                    if set {
+                        return Err(at(&key(k), format!("`{k}` belongs to message phases (pattern = \"send\" or \"recv\")")));
+                    }
+                }
+                continue;
+            }
+            let Some(name) = &ph.channel else {
+                return Err(at(&key("pattern"), "a message phase needs `channel`".into()));
+            };
+            let Some(ci) = cfg.channels.iter().position(|c| &c.name == name) else {
+                let names: Vec<&str> = cfg.channels.iter().map(|c| c.name.as_str()).collect();
+                return Err(at(&key("channel"), format!("no [[channel]] named {name:?} (declared: {})", if names.is_empty() { "none".into() } else { names.join(", ") })));
+            };
+            let Some(n) = ph.messages.filter(|&n| n > 0) else {
+                return Err(at(&key("messages"), "a message phase needs `messages` >= 1".into()));
+            };
+            if ph.pattern == PatternKind::Recv && (ph.fanout.is_some() || ph.bytes.is_some()) {
+                return Err(at(&key("fanout"), "`fanout` and `bytes` belong to send phases; a receiver takes what arrives".into()));
+            }
+            if ph.fanout == Some(0) {
+                return Err(at(&key("fanout"), "expected at least 1 destination".into()));
+            }
+            if ph.bytes.is_some_and(|b| b.0 == 0 || b.0 > u32::MAX as u64) {
+                return Err(at(&key("bytes"), "expected 1 byte .. 4 GiB per message".into()));
+            }
+            let count = cfg.channels[ci].count as u64;
+            if t.repeat {
+                repeated[ci] = true;
+            }
+            for inst in 0..t.instances {
+                let r = phase_channels(t, ph, inst);
+                if r.end > count {
+                    return Err(at(
+                        &key("index"),
+                        format!("instance {inst} of task {:?} uses channels {}..{} of {name:?}, which has {count} (give the channel array `count = {}` or change `index`/`fanout`/`group_size`)", t.name, r.start, r.end, r.end.max(count)),
+                    ));
+                }
+                for c in r {
+                    if ph.pattern == PatternKind::Send {
+                        sent[ci][c as usize] += n;
+                    } else {
+                        recvd[ci][c as usize] += n;
+                    }
+                }
+            }
+        }
+    }
+    for (ci, c) in cfg.channels.iter().enumerate() {
+        if repeated[ci] {
+            continue;
+        }
+        if let Some(k) = (0..c.count as usize).find(|&k| recvd[ci][k] > sent[ci][k]) {
+            return Err(at(
+                &format!("channel.{ci}"),
+                format!("channel {:?}[{k}]: receivers wait for {} messages but senders send {}: the receivers would block forever", c.name, recvd[ci][k], sent[ci][k]),
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

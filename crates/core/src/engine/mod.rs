@@ -13,6 +13,7 @@
 
 mod fault;
 pub mod invariants;
+pub mod ipc;
 mod memory;
 mod task;
 
@@ -27,6 +28,7 @@ use crate::swap::SwapArea;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 pub use task::{TState, Task, TaskKind};
+use crate::workload::Step;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {
@@ -112,6 +114,8 @@ pub struct Sim {
     global_deadline: Option<u64>,
     pub(crate) user_tasks_left: usize,
     interrupted: bool,
+    /// Message channels (engine/ipc.rs).
+    pub ipc: ipc::IpcState,
 }
 
 impl Sim {
@@ -187,6 +191,7 @@ impl Sim {
             global_deadline: c.sim.time_limit.map(|d| d.0),
             user_tasks_left: 0,
             interrupted: false,
+            ipc: ipc::IpcState::new(c),
         };
         sim.build_tasks();
         sim
@@ -222,10 +227,14 @@ impl Sim {
                     (Some(l), None) => Some(start + l.0),
                     (None, g) => g,
                 };
-                self.tasks.push(Task::user(&t.name, inst, pid, program, vmas, start, deadline));
+                let mut task = Task::user(&t.name, inst, pid, program, vmas, start, deadline);
+                task.background = t.background;
+                self.tasks.push(task);
                 pid += 1;
                 self.push(start, Ev::Start(tid));
-                self.user_tasks_left += 1;
+                if !t.background {
+                    self.user_tasks_left += 1;
+                }
             }
         }
         self.kswapd = self.tasks.len() as u32;
@@ -291,6 +300,7 @@ impl Sim {
                 }
                 Ev::Sample => {
                     self.sample();
+                    self.ipc_check_deadlock();
                     self.push(t + self.sample_interval, Ev::Sample);
                 }
             }
@@ -310,7 +320,7 @@ impl Sim {
 
     fn fraction_done(&self) -> f64 {
         let mut f: f64 = 1.0;
-        for t in self.tasks.iter().filter(|t| t.kind == TaskKind::User && t.state != TState::Done) {
+        for t in self.tasks.iter().filter(|t| t.kind == TaskKind::User && t.state != TState::Done && !t.background) {
             let by_time = t.deadline.map(|d| (t.clock.saturating_sub(t.start) as f64 / (d - t.start).max(1) as f64).min(1.0));
             let by_touches = t.program.as_ref().map(|p| {
                 let total = p.touches_per_pass().max(1) as f64;
@@ -441,8 +451,10 @@ impl Sim {
                 let limit = horizon.min(deadline);
                 let mut resident = 0u64;
                 let out;
-                if let Some(pending) = t.pending.take() {
-                    out = (Some(pending), false);
+                if let Some(op) = t.pending_op.take() {
+                    out = (Some(Step::Op(op)), false);
+                } else if let Some((mi, touch)) = t.pending.take() {
+                    out = (Some(Step::Touch(mi, touch)), false);
                 } else {
                     let program = t.program.as_mut().expect("user task has a program");
                     let mut cost = touch_ns + program.compute_ns();
@@ -452,12 +464,16 @@ impl Sim {
                             out = (None, clock >= deadline);
                             break;
                         }
-                        match program.next() {
+                        match program.next_step() {
                             None => {
                                 out = (None, true);
                                 break;
                             }
-                            Some((mi, touch)) => {
+                            Some(Step::Op(op)) => {
+                                out = (Some(Step::Op(op)), false);
+                                break;
+                            }
+                            Some(Step::Touch(mi, touch)) => {
                                 let vma = &mut vmas[t.vmas[mi] as usize];
                                 let pte = &mut vma.ptes[touch.page as usize];
                                 let ok = *pte & PTE_PRESENT != 0 && (!touch.write || *pte & PTE_WRITE != 0);
@@ -467,7 +483,7 @@ impl Sim {
                                     resident += 1;
                                     cost = touch_ns + program.compute_ns();
                                 } else {
-                                    out = (Some((mi, touch)), false);
+                                    out = (Some(Step::Touch(mi, touch)), false);
                                     break;
                                 }
                             }
@@ -483,7 +499,7 @@ impl Sim {
                 self.finish_task(tid, cpu, false);
                 return;
             }
-            let Some((mi, touch)) = slow else {
+            let Some(step) = slow else {
                 // Horizon reached: come back at our clock.
                 if self.tasks[tid as usize].clock >= self.tasks[tid as usize].deadline.unwrap_or(u64::MAX) {
                     self.finish_task(tid, cpu, false);
@@ -492,11 +508,30 @@ impl Sim {
                 }
                 return;
             };
-            let t = &mut self.tasks[tid as usize];
-            if t.clock >= t.deadline.unwrap_or(u64::MAX) {
+            if self.tasks[tid as usize].clock >= self.tasks[tid as usize].deadline.unwrap_or(u64::MAX) {
                 self.finish_task(tid, cpu, false);
                 return;
             }
+            let (mi, touch) = match step {
+                Step::Touch(mi, touch) => (mi, touch),
+                // A message or buffered I/O (engine/ipc.rs).
+                Step::Op(op) => match self.run_op(tid, cpu, op) {
+                    fault::Outcome::Done => {
+                        if self.tasks[tid as usize].clock >= horizon {
+                            self.continue_on_cpu(tid, cpu);
+                            return;
+                        }
+                        continue;
+                    }
+                    fault::Outcome::Blocked => {
+                        let c = self.tasks[tid as usize].clock;
+                        self.release_cpu(cpu, c);
+                        return;
+                    }
+                    fault::Outcome::Killed => return,
+                },
+            };
+            let t = &mut self.tasks[tid as usize];
             if t.fault_start.is_none() {
                 t.fault_start = Some(t.clock);
             }
@@ -545,7 +580,10 @@ impl Sim {
         t.state = TState::Done;
         t.oom_killed = oom;
         t.pending = None;
-        self.user_tasks_left -= 1;
+        t.pending_op = None;
+        if !t.background {
+            self.user_tasks_left -= 1;
+        }
         let vmas = t.vmas.clone();
         for v in vmas {
             self.zap_vma(v);
@@ -742,10 +780,16 @@ impl Sim {
                     oom_killed: t.oom_killed,
                     runqueue_wait_ns: t.runq_wait_ns,
                     throughput_bytes_per_s: if elapsed == 0 { 0.0 } else { (t.touches as f64 * 4096.0 * 1e9 / elapsed as f64).round() },
+                    messages_sent: t.messages_sent,
+                    messages_received: t.messages_received,
+                    ipc_wait_ns: t.ipc_wait_ns,
+                    file_reads: t.file_reads,
+                    file_writes: t.file_writes,
+                    background: t.background,
                 }
             })
             .collect();
-        let elapsed = tasks.iter().map(|t| t.end_ns).max().unwrap_or(0);
+        let elapsed = tasks.iter().filter(|t| !t.background).map(|t| t.end_ns).max().unwrap_or(0);
         let mut devices: Vec<DeviceResult> = self
             .swaps
             .iter()

@@ -1,7 +1,7 @@
 //! Tasks: user programs and kswapd, with their per-task statistics.
 
 use crate::stats::Histogram;
-use crate::workload::{Program, Touch};
+use crate::workload::{Op, Program, Touch};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskKind {
@@ -62,6 +62,17 @@ pub struct Task {
     /// On the run queue after a sleep (placed ahead of preempted tasks).
     pub woken: bool,
     repeat: bool,
+    /// An operation (message, buffered I/O) that blocked and is retried when the task wakes.
+    pub pending_op: Option<Op>,
+    /// Waiting on a channel since (engine/ipc.rs).
+    pub ipc_wait_since: Option<u64>,
+    pub ipc_wait_ns: u64,
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    pub file_reads: u64,
+    pub file_writes: u64,
+    /// The run does not wait for this task (config `background`).
+    pub background: bool,
 }
 
 impl Task {
@@ -111,6 +122,14 @@ impl Task {
             runnable_since: 0,
             woken: false,
             repeat: false,
+            pending_op: None,
+            ipc_wait_since: None,
+            ipc_wait_ns: 0,
+            messages_sent: 0,
+            messages_received: 0,
+            file_reads: 0,
+            file_writes: 0,
+            background: false,
         }
     }
 

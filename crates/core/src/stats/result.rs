@@ -32,6 +32,15 @@ pub struct TaskResult {
     /// Time runnable but waiting for a CPU (scheduler contention).
     pub runqueue_wait_ns: u64,
     pub throughput_bytes_per_s: f64,
+    /// Messages sent and received (engine/ipc.rs), and the time spent waiting on channels.
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    pub ipc_wait_ns: u64,
+    /// Buffered read()/write() page operations (access = "syscall").
+    pub file_reads: u64,
+    pub file_writes: u64,
+    /// A background task: the run did not wait for it, and `elapsed_ns` ignores it.
+    pub background: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Default)]

@@ -5,8 +5,37 @@
 //! pattern is written once. A generator is a pure function of its phase description and the
 //! task's random stream ([`crate::rng::Rng`]).
 
-use crate::config::{PatternKind, PhaseSpec};
+use crate::config::{Access, PatternKind, PhaseSpec};
 use crate::rng::Rng;
+
+/// What a phase's generated touches stand for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GenKind {
+    /// Loads and stores through page tables.
+    Touch,
+    /// Buffered read()/write() of a file page ([`Op::FileIo`]).
+    Syscall,
+    /// Each touch is preceded by a message to channel `first + i % fanout` (global channel id).
+    Send { first: u32, fanout: u32, bytes: u32 },
+    /// Each touch is preceded by a message received from channel `chan`.
+    Recv { chan: u32 },
+}
+
+/// A step of a program that is not a plain page touch: the engine hands these to the kernel
+/// model (engine/ipc.rs). The host runner does not perform them (it refuses such workloads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Send { chan: u32, bytes: u32 },
+    Recv { chan: u32 },
+    /// read() (touch.write false) or write() of one page of file mapping `mi`.
+    FileIo { mi: usize, touch: Touch },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    Touch(usize, Touch),
+    Op(Op),
+}
 
 /// One access: a page index within a mapping, and whether it is a store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,6 +131,7 @@ pub struct PhaseGen {
     pub compute_ns: u64,
     /// Matrix traversal state: (k, stage, i, j, page within tile); strided: (next, lane).
     m: [u64; 5],
+    pub kind: GenKind,
 }
 
 impl PhaseGen {
@@ -110,6 +140,9 @@ impl PhaseGen {
         let per_cycle = |p: u64| (spec.cycles * p as f64).round().max(1.0) as u64;
         let (order, total) = match spec.pattern {
             PatternKind::Sequential => (Order::Sequential, per_cycle(pages)),
+            // One buffer touch per message, walking the buffer mapping in order.
+            PatternKind::Send => (Order::Sequential, spec.messages.unwrap_or(1).max(1) * spec.fanout.unwrap_or(1).max(1) as u64),
+            PatternKind::Recv => (Order::Sequential, spec.messages.unwrap_or(1).max(1)),
             PatternKind::Strided => (Order::Strided { stride: spec.stride.min(pages) }, per_cycle(pages)),
             PatternKind::Random => (Order::Random, spec.touches.unwrap_or_else(|| per_cycle(pages))),
             PatternKind::Zipf => (
@@ -123,7 +156,22 @@ impl PhaseGen {
                 (Order::Matrix { tiles, block }, (spec.cycles * one as f64).round().max(1.0) as u64)
             }
         };
-        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, compute_ns: spec.compute.0, m: [0; 5] }
+        let kind = match (spec.pattern, spec.access) {
+            (PatternKind::Send, _) => GenKind::Send { first: 0, fanout: spec.fanout.unwrap_or(1).max(1), bytes: spec.bytes.map_or(100, |b| b.0 as u32) },
+            (PatternKind::Recv, _) => GenKind::Recv { chan: 0 },
+            (_, Access::Syscall) => GenKind::Syscall,
+            _ => GenKind::Touch,
+        };
+        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, compute_ns: spec.compute.0, m: [0; 5], kind }
+    }
+
+    /// Point a message phase at its first channel (a global channel id).
+    pub fn set_channel(&mut self, first: u32) {
+        match &mut self.kind {
+            GenKind::Send { first: f, .. } => *f = first,
+            GenKind::Recv { chan } => *chan = first,
+            _ => {}
+        }
     }
 
     /// Touches this phase performs in all.
@@ -244,12 +292,56 @@ pub struct Program {
     live: Option<PhaseGen>,
     repeat: bool,
     pub rng: Rng,
+    /// The buffer touch that follows a message operation.
+    held: Option<(usize, Touch)>,
 }
 
 impl Program {
     pub fn new(phases: Vec<(usize, PhaseGen)>, repeat: bool, rng: Rng) -> Program {
         let live = phases.first().map(|(_, g)| g.clone());
-        Program { phases, current: 0, live, repeat, rng }
+        Program { phases, current: 0, live, repeat, rng, held: None }
+    }
+
+    /// Does any phase send or receive messages (or do buffered file I/O)?
+    pub fn has_ops(&self) -> bool {
+        self.phases.iter().any(|(_, g)| g.kind != GenKind::Touch)
+    }
+
+    /// The next step: a page touch, or an operation for the kernel model (a message sent or
+    /// received, buffered file I/O). A message phase yields the operation, then its buffer touch.
+    #[inline]
+    pub fn next_step(&mut self) -> Option<Step> {
+        if let Some((mi, t)) = self.held.take() {
+            return Some(Step::Touch(mi, t));
+        }
+        loop {
+            let live = self.live.as_mut()?;
+            let idx = live.done;
+            if let Some(t) = live.next(&mut self.rng) {
+                let mi = self.phases[self.current].0;
+                return Some(match live.kind {
+                    GenKind::Touch => Step::Touch(mi, t),
+                    GenKind::Syscall => Step::Op(Op::FileIo { mi, touch: t }),
+                    GenKind::Send { first, fanout, bytes } => {
+                        self.held = Some((mi, t));
+                        Step::Op(Op::Send { chan: first + (idx % fanout as u64) as u32, bytes })
+                    }
+                    GenKind::Recv { chan } => {
+                        self.held = Some((mi, t));
+                        Step::Op(Op::Recv { chan })
+                    }
+                });
+            }
+            self.current += 1;
+            if self.current == self.phases.len() {
+                if !self.repeat {
+                    self.live = None;
+                    return None;
+                }
+                self.current = 0;
+            }
+            self.live = Some(self.phases[self.current].1.clone());
+        }
     }
 
     /// The program's own CPU time per touch in the current phase.
@@ -264,23 +356,16 @@ impl Program {
         live + self.phases[(self.current + 1).min(self.phases.len())..].iter().map(|(_, g)| g.total_touches()).sum::<u64>()
     }
 
-    /// Next touch and the index of the mapping it falls in.
+    /// Next touch and the index of the mapping it falls in. Message operations are skipped
+    /// and buffered file I/O comes out as a plain touch of its page (callers that model the
+    /// kernel use [`Program::next_step`]).
     #[inline]
     pub fn next(&mut self) -> Option<(usize, Touch)> {
         loop {
-            let live = self.live.as_mut()?;
-            if let Some(t) = live.next(&mut self.rng) {
-                return Some((self.phases[self.current].0, t));
+            match self.next_step()? {
+                Step::Touch(mi, t) | Step::Op(Op::FileIo { mi, touch: t }) => return Some((mi, t)),
+                Step::Op(_) => continue,
             }
-            self.current += 1;
-            if self.current == self.phases.len() {
-                if !self.repeat {
-                    self.live = None;
-                    return None;
-                }
-                self.current = 0;
-            }
-            self.live = Some(self.phases[self.current].1.clone());
         }
     }
 
@@ -303,7 +388,14 @@ pub fn program_for(resolved: &crate::config::Resolved, task_idx: usize, instance
         .iter()
         .map(|ph| {
             let mi = task.mappings.iter().position(|m| m.name == ph.mapping).expect("validated: phase names a mapping");
-            (mi, PhaseGen::new(ph, task.mappings[mi].size.pages()))
+            let mut g = PhaseGen::new(ph, task.mappings[mi].size.pages());
+            if let Some(name) = &ph.channel {
+                // Global channel id: the arrays' channels numbered in file order.
+                let ci = cfg.channels.iter().position(|c| &c.name == name).expect("validated: channel exists");
+                let base: u64 = cfg.channels[..ci].iter().map(|c| c.count as u64).sum();
+                g.set_channel((base + crate::config::phase_channels(task, ph, instance).start) as u32);
+            }
+            (mi, g)
         })
         .collect();
     Program::new(phases, task.repeat, Rng::for_stream(cfg.seed, k))

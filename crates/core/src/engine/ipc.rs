@@ -1,0 +1,284 @@
+//! The operations a program performs besides page touches ([`crate::workload::Op`]): messages
+//! through channels (pipes, AF_UNIX sockets) and buffered file I/O through the page cache.
+//!
+//! **Channels.** A channel is a bounded FIFO of messages. `send` costs `costs.msg_send_ns`
+//! (the write()/sendmsg() syscall, the copy, the wake-up of a waiting reader); when the message
+//! does not fit in the channel's capacity (and the channel is not empty) the sender blocks, as
+//! `sock_alloc_send_pskb` / `pipe_write` do, until a reader has drained the channel to half its
+//! capacity (`sock_writeable`: in-flight bytes below half the sndbuf). `recv` costs
+//! `costs.msg_recv_ns`; on an empty channel the receiver blocks, using no CPU, until a message
+//! arrives (one waiting receiver is woken per message, as the exclusive wait of
+//! `unix_stream_data_wait` / `pipe_read` wakes readers).
+//!
+//! **Kernel memory of messages.** The bytes in flight in a channel (payloads plus the
+//! channel's per-message `overhead`) occupy ceil(bytes / 4096) kernel pages. The sender
+//! allocates a page through the page allocator whenever the in-flight bytes cross a page
+//! boundary — so a send can enter direct reclaim, as `alloc_skb` and `pipe_write`'s
+//! `alloc_page` do — and the receiver frees pages as it consumes data. The pages are charged
+//! like any other page but are on no LRU list: reclaim cannot take them; only consumption frees
+//! them. (Slab packing of many small skbs into one page is what the page rounding stands for.)
+//!
+//! **Buffered file I/O** (`access = "syscall"`): read()/write() of one page of a file through
+//! the page cache. A cached page is marked accessed in software (`folio_mark_accessed`,
+//! kernel-algorithms.md §3.10: PG_referenced, then activation on the second access); a missing
+//! page is allocated, and for a read, read from the file's device while the task sleeps; a
+//! full-page write needs no read. No page-table entry is made, so reclaim sees these pages only
+//! through their flags.
+//!
+//! **Deadlock.** When every unfinished user task waits on a channel, nothing can wake them:
+//! they are finished at their clocks and an `ipc_deadlock` event is recorded per task.
+
+use super::fault::Outcome;
+use super::memory::Alloc;
+use super::{DevRef, Sim, TState, TaskKind};
+use crate::config::Config;
+use crate::device::Plug;
+use crate::mm::*;
+use crate::workload::{Op, Touch};
+use std::collections::VecDeque;
+
+const PAGE: u64 = 4096;
+
+/// One channel's state.
+#[derive(Clone, Debug, Default)]
+pub struct Channel {
+    pub capacity: u64,
+    pub overhead: u64,
+    /// Bytes in flight (payload + overhead).
+    pub used: u64,
+    /// Sizes of the queued messages (payload + overhead).
+    pub queue: VecDeque<u32>,
+    /// Kernel pages holding the bytes in flight.
+    pub frames: Vec<u32>,
+    pub recv_waiters: VecDeque<u32>,
+    pub send_waiters: Vec<u32>,
+}
+
+/// All channels of a run (global ids: the `[[channel]]` arrays in file order).
+#[derive(Clone, Debug, Default)]
+pub struct IpcState {
+    pub chans: Vec<Channel>,
+    pub messages: u64,
+    /// Kernel pages currently held by channels, and the most ever held.
+    pub kernel_pages: u64,
+    pub kernel_pages_max: u64,
+}
+
+impl IpcState {
+    pub fn new(cfg: &Config) -> IpcState {
+        let mut chans = Vec::new();
+        for c in &cfg.channels {
+            for _ in 0..c.count {
+                chans.push(Channel { capacity: c.capacity.0, overhead: c.overhead.0, ..Channel::default() });
+            }
+        }
+        IpcState { chans, ..IpcState::default() }
+    }
+}
+
+impl Sim {
+    /// Perform one operation of task `tid` on `cpu`. On `Blocked` the operation is kept in
+    /// `pending_op` and retried when the task runs again.
+    pub(crate) fn run_op(&mut self, tid: u32, cpu: usize, op: Op) -> Outcome {
+        let out = match op {
+            Op::Send { chan, bytes } => self.ipc_send(tid, cpu, chan as usize, bytes),
+            Op::Recv { chan } => self.ipc_recv(tid, chan as usize),
+            Op::FileIo { mi, touch } => self.file_io(tid, cpu, mi, touch),
+        };
+        if let Outcome::Blocked = out {
+            self.tasks[tid as usize].pending_op = Some(op);
+        }
+        out
+    }
+
+    fn ipc_block(&mut self, tid: u32) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TState::Blocked;
+        t.ipc_wait_since = Some(t.clock);
+    }
+
+    /// Wake a task waiting on a channel (no-op for one that was killed meanwhile).
+    fn ipc_wake(&mut self, w: u32, at: u64) -> bool {
+        let t = &mut self.tasks[w as usize];
+        let Some(since) = t.ipc_wait_since.take() else { return false };
+        if t.state != TState::Blocked {
+            return false;
+        }
+        t.ipc_wait_ns += at.saturating_sub(since);
+        self.wake(w, at);
+        true
+    }
+
+    fn ipc_send(&mut self, tid: u32, cpu: usize, chan: usize, bytes: u32) -> Outcome {
+        let ch = &mut self.ipc.chans[chan];
+        let size = bytes as u64 + ch.overhead;
+        if ch.used > 0 && ch.used + size > ch.capacity {
+            ch.send_waiters.push(tid);
+            self.ipc_block(tid);
+            return Outcome::Blocked;
+        }
+        // Kernel pages for the bytes in flight (alloc_skb / pipe buffer page).
+        let need = (ch.used + size).div_ceil(PAGE) as usize;
+        while self.ipc.chans[chan].frames.len() < need {
+            match self.alloc_page(tid, cpu) {
+                Alloc::Frame(f) => {
+                    self.ipc.chans[chan].frames.push(f);
+                    self.ipc.kernel_pages += 1;
+                    self.ipc.kernel_pages_max = self.ipc.kernel_pages_max.max(self.ipc.kernel_pages);
+                    self.tasks[tid as usize].clock += self.costs.alloc_page_ns;
+                }
+                Alloc::Blocked => return Outcome::Blocked,
+                Alloc::Killed => return Outcome::Killed,
+            }
+        }
+        let ch = &mut self.ipc.chans[chan];
+        ch.used += size;
+        ch.queue.push_back(size as u32);
+        self.ipc.messages += 1;
+        let t = &mut self.tasks[tid as usize];
+        t.clock += self.costs.msg_send_ns;
+        t.messages_sent += 1;
+        let at = t.clock;
+        while let Some(w) = self.ipc.chans[chan].recv_waiters.pop_front() {
+            if self.ipc_wake(w, at) {
+                break;
+            }
+        }
+        Outcome::Done
+    }
+
+    fn ipc_recv(&mut self, tid: u32, chan: usize) -> Outcome {
+        let ch = &mut self.ipc.chans[chan];
+        let Some(size) = ch.queue.pop_front() else {
+            ch.recv_waiters.push_back(tid);
+            self.ipc_block(tid);
+            return Outcome::Blocked;
+        };
+        ch.used -= size as u64;
+        let keep = ch.used.div_ceil(PAGE) as usize;
+        let writable = ch.used * 2 <= ch.capacity && !ch.send_waiters.is_empty();
+        while self.ipc.chans[chan].frames.len() > keep {
+            let f = self.ipc.chans[chan].frames.pop().expect("len > keep");
+            self.free_frame(f);
+            self.ipc.kernel_pages -= 1;
+        }
+        let t = &mut self.tasks[tid as usize];
+        t.clock += self.costs.msg_recv_ns;
+        t.messages_received += 1;
+        let at = t.clock;
+        if writable {
+            // sk_write_space: every blocked writer of the socket is woken.
+            let ws = std::mem::take(&mut self.ipc.chans[chan].send_waiters);
+            for w in ws {
+                self.ipc_wake(w, at);
+            }
+        }
+        Outcome::Done
+    }
+
+    /// `folio_mark_accessed` (§3.10): PG_referenced first, activation on the second access.
+    pub(crate) fn mark_page_accessed(&mut self, f: u32) {
+        let fr = &mut self.frames[f as usize];
+        if !fr.has(PG_REFERENCED) {
+            fr.flags |= PG_REFERENCED;
+            return;
+        }
+        if fr.has(PG_ACTIVE) || !fr.has(PG_LRU) || fr.has(PG_LOCKED) {
+            return;
+        }
+        let anon = fr.is_anon_type();
+        self.lru.remove(&mut self.frames, f);
+        let fr = &mut self.frames[f as usize];
+        fr.flags = (fr.flags | PG_ACTIVE) & !PG_REFERENCED;
+        self.lru.add_head(&mut self.frames, f, LruList::of(anon, true));
+        self.vm.pgactivate += 1;
+        self.age_nonresident(1); // workingset_activation
+    }
+
+    /// Buffered read()/write() of one page of file mapping `mi` (generic_file_read_iter /
+    /// generic_perform_write through the page cache).
+    fn file_io(&mut self, tid: u32, cpu: usize, mi: usize, touch: Touch) -> Outcome {
+        let v = self.tasks[tid as usize].vmas[mi] as usize;
+        let obj = self.vmas[v].object as usize;
+        let page = touch.page as usize;
+        let ent = self.objects[obj].entries[page];
+        let cost = self.costs.syscall_page_ns;
+        if ent & PTE_PRESENT != 0 {
+            let f = pte_frame(ent);
+            if self.frames[f as usize].has(PG_LOCKED) {
+                // Read in flight (ours or another reader's): sleep on the folio lock.
+                self.wait_on_frame(tid, f);
+                return Outcome::Blocked;
+            }
+            self.mark_page_accessed(f);
+            if touch.write {
+                self.frames[f as usize].flags |= PG_DIRTY;
+            }
+            let t = &mut self.tasks[tid as usize];
+            t.clock += cost;
+            t.touches += 1;
+            if touch.write {
+                t.file_writes += 1;
+            } else {
+                t.file_reads += 1;
+            }
+            return Outcome::Done;
+        }
+        let f = match self.alloc_page(tid, cpu) {
+            Alloc::Frame(f) => f,
+            Alloc::Blocked => return Outcome::Blocked,
+            Alloc::Killed => return Outcome::Killed,
+        };
+        let fr = &mut self.frames[f as usize];
+        fr.set_owner(Owner::File, obj as u32, touch.page);
+        if ent & ENT_SHADOW != 0 {
+            self.workingset_refault(f, ent as u32, false);
+        }
+        self.objects[obj].entries[page] = PTE_PRESENT | f as u64;
+        self.lru_add(f);
+        self.tasks[tid as usize].clock += self.costs.alloc_page_ns;
+        if touch.write {
+            // A whole-page write needs no read: the new page is dirty and accessed.
+            self.frames[f as usize].flags |= PG_DIRTY;
+            self.mark_page_accessed(f);
+            let t = &mut self.tasks[tid as usize];
+            t.clock += cost;
+            t.touches += 1;
+            t.file_writes += 1;
+            return Outcome::Done;
+        }
+        // Read miss: read the page from the file's device and sleep on it; the retry finds it
+        // cached and marks it accessed.
+        self.frames[f as usize].flags |= PG_LOCKED;
+        let mut plug = Plug::default();
+        plug.add(self.objects[obj].file_base + page as u64, false, f, u32::MAX);
+        let at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns;
+        let cpu_ns = self.submit_plug(DevRef::File, plug, at);
+        self.tasks[tid as usize].clock = at + cpu_ns;
+        self.wait_on_frame(tid, f);
+        Outcome::Blocked
+    }
+
+    /// Finish the tasks that wait on channels when no unfinished user task can wake them.
+    pub(crate) fn ipc_check_deadlock(&mut self) {
+        if self.ipc.chans.is_empty() {
+            return;
+        }
+        let mut waiting = Vec::new();
+        for (i, t) in self.tasks.iter().enumerate() {
+            if t.kind != TaskKind::User || t.state == TState::Done {
+                continue;
+            }
+            if t.ipc_wait_since.is_none() || t.state != TState::Blocked {
+                return;
+            }
+            waiting.push(i as u32);
+        }
+        for w in waiting {
+            let label = self.tasks[w as usize].label();
+            self.record_event("ipc_deadlock", label, 0, 0);
+            self.tasks[w as usize].ipc_wait_since = None;
+            self.finish_task(w, usize::MAX, false);
+        }
+    }
+}
