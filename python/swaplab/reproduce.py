@@ -276,7 +276,7 @@ def _fmt(x: Optional[float]) -> str:
     if x is None:
         return "-"
     ax = abs(x)
-    if ax >= 1e4:
+    if ax >= 1000:
         return f"{x:,.0f}"
     if ax >= 100:
         return f"{x:.0f}" if x == int(x) else f"{x:.1f}"
