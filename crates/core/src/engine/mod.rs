@@ -822,7 +822,13 @@ impl Sim {
             timeseries: self.ts.clone(),
             events: self.events_out.clone(),
             devices,
-            summary: Summary { ra_hit_pct, elapsed_s: elapsed as f64 / 1e9, readahead: self.ra_name.clone() },
+            summary: Summary {
+                ra_hit_pct,
+                elapsed_s: elapsed as f64 / 1e9,
+                readahead: self.ra_name.clone(),
+                messages: self.ipc.messages,
+                channel_pages_max: self.ipc.kernel_pages_max,
+            },
         }
     }
 

@@ -81,6 +81,9 @@ pub struct Summary {
     pub ra_hit_pct: Option<f64>,
     pub elapsed_s: f64,
     pub readahead: String,
+    /// Messages passed through channels, and the most kernel pages channels held at once.
+    pub messages: u64,
+    pub channel_pages_max: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -294,12 +294,15 @@ pub struct Program {
     pub rng: Rng,
     /// The buffer touch that follows a message operation.
     held: Option<(usize, Touch)>,
+    /// The live phase yields plain touches (the fast path of `next_step`).
+    plain: bool,
 }
 
 impl Program {
     pub fn new(phases: Vec<(usize, PhaseGen)>, repeat: bool, rng: Rng) -> Program {
         let live = phases.first().map(|(_, g)| g.clone());
-        Program { phases, current: 0, live, repeat, rng, held: None }
+        let plain = live.as_ref().is_some_and(|g| g.kind == GenKind::Touch);
+        Program { phases, current: 0, live, repeat, rng, held: None, plain }
     }
 
     /// Does any phase send or receive messages (or do buffered file I/O)?
@@ -311,6 +314,18 @@ impl Program {
     /// received, buffered file I/O). A message phase yields the operation, then its buffer touch.
     #[inline]
     pub fn next_step(&mut self) -> Option<Step> {
+        if self.plain {
+            // A plain phase never holds a buffer touch (only message phases set `held`).
+            if let Some(live) = self.live.as_mut() {
+                if let Some(t) = live.next(&mut self.rng) {
+                    return Some(Step::Touch(self.phases[self.current].0, t));
+                }
+            }
+        }
+        self.next_step_slow()
+    }
+
+    fn next_step_slow(&mut self) -> Option<Step> {
         if let Some((mi, t)) = self.held.take() {
             return Some(Step::Touch(mi, t));
         }
@@ -341,6 +356,7 @@ impl Program {
                 self.current = 0;
             }
             self.live = Some(self.phases[self.current].1.clone());
+            self.plain = self.phases[self.current].1.kind == GenKind::Touch;
         }
     }
 
