@@ -160,9 +160,13 @@ impl Sim {
             let f = cached;
             let issued_by_us = self.tasks[tid as usize].fault_was_major;
             if !issued_by_us {
-                // swap_cache_get_folio: readahead-hit accounting (§1.4).
-                let was_ra = self.frames[f as usize].has(PG_READAHEAD);
-                self.frames[f as usize].flags &= !PG_READAHEAD;
+                // swap_cache_get_folio: readahead-hit accounting (§1.4). Before 6.x the
+                // PG_readahead bit is the PG_reclaim bit (PAGEFLAG(Readahead, reclaim)), so a
+                // folio still marked for immediate reclaim after swap-out also tests (and
+                // clears) as a readahead hit - and is then not rotated at writeback end.
+                let alias = if self.profile < crate::config::Profile::V6 { PG_RECLAIM } else { 0 };
+                let was_ra = self.frames[f as usize].flags & (PG_READAHEAD | alias) != 0;
+                self.frames[f as usize].flags &= !(PG_READAHEAD | alias);
                 if was_ra {
                     self.vm.swap_ra_hit += 1;
                 }

@@ -138,7 +138,7 @@ impl Sim {
         if (v.pgscan_anon + v.pgscan_file < v.pgscan_kswapd + v.pgscan_direct) || (exact && v.pgscan_anon + v.pgscan_file != v.pgscan_kswapd + v.pgscan_direct) {
             e("pgscan by type != pgscan by reclaimer".into());
         }
-        if self.profile >= crate::config::Profile::V4_14 && v.swap_ra_hit > v.swap_ra {
+        if self.profile >= crate::config::Profile::V6 && v.swap_ra_hit > v.swap_ra {
             e(format!("swap_ra_hit {} > swap_ra {}", v.swap_ra_hit, v.swap_ra));
         }
         if v.pgalloc_normal - v.pgfree != inuse as u64 {
