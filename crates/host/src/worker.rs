@@ -123,6 +123,13 @@ impl Worker {
             return Err(format!("task {:?} has {} instances, asked for instance {instance}", task.name, task.instances));
         }
         let program = program_for(&resolved, task_idx, instance);
+        if program.has_ops() {
+            // Message channels and buffered file I/O (engine/ipc.rs) have no host replay yet.
+            return Err(format!(
+                "task {:?}: message phases (pattern = \"send\"/\"recv\") and buffered file I/O (access = \"syscall\") are unavailable on host; run this workload in the simulator",
+                task.name
+            ));
+        }
         let phases = task
             .phases
             .iter()
