@@ -95,6 +95,13 @@ pub struct ScanControl {
     pub nr_immediate: u64,
     /// Dirty folios kept because the device's request queue was full.
     pub nr_congested: u64,
+    /// Folios isolated, and of those, met under writeback or sent to writeback in this pass
+    /// (the `nr_writeback == nr_taken` test of shrink_inactive_list).
+    pub nr_taken: u64,
+    pub nr_writeback: u64,
+    /// This pass stopped early because what it took was all under writeback: the reclaimer
+    /// sleeps until writes complete and then continues at the same priority.
+    pub writeback_stall: bool,
     pub may_deactivate: [bool; 2],
     pub cache_trim_mode: bool,
     pub file_is_tiny: bool,
@@ -115,6 +122,9 @@ impl ScanControl {
             nr_reclaimed: 0,
             nr_immediate: 0,
             nr_congested: 0,
+            nr_taken: 0,
+            nr_writeback: 0,
+            writeback_stall: false,
             may_deactivate: [true; 2],
             cache_trim_mode: false,
             file_is_tiny: false,
@@ -280,10 +290,18 @@ impl Sim {
         let start = self.tasks[tid as usize].clock;
         loop {
             sc.nr_scanned = 0;
+            sc.nr_taken = 0;
+            sc.nr_writeback = 0;
             // Writes that completed while we scanned have rotated their pages to the tail.
             self.complete_io_until(start + sc.cost);
             self.shrink_node(&mut sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                break;
+            }
+            // Everything this pass took is under writeback (or its queue is congested): the
+            // kernel sleeps here (wait_iff_congested / reclaim_throttle, HZ/10) instead of
+            // scanning ever larger fractions; the caller throttles us until writes complete.
+            if sc.writeback_stall || (sc.nr_reclaimed == 0 && sc.nr_taken > 0 && (sc.nr_writeback + sc.nr_congested) * 2 >= sc.nr_taken) {
                 break;
             }
             sc.priority -= 1;
@@ -369,7 +387,7 @@ impl Sim {
         let got = sc.nr_reclaimed;
         self.rs.kswapd.reclaimed += got;
         let scanned_enough = sc.nr_scanned.max(sc.nr_reclaimed) >= sc.nr_to_reclaim;
-        if !scanned_enough || got == 0 {
+        if (!scanned_enough || got == 0) && !sc.writeback_stall {
             self.rs.kswapd.priority -= 1;
         }
         let cost = sc.cost.max(1);
@@ -381,7 +399,7 @@ impl Sim {
             }
             self.rs.kswapd.active = false;
         }
-        if got == 0 && (sc.nr_immediate > 0 || sc.nr_congested > 0 || self.nr_writeback > 0) && !self.pgdat_balanced() {
+        if (sc.writeback_stall || got == 0) && (sc.nr_immediate > 0 || sc.nr_congested > 0 || self.nr_writeback > 0) && !self.pgdat_balanced() {
             // reclaim_throttle(WRITEBACK): wait for writeback completions (HZ/10 at most).
             self.rs.kswapd.throttled = true;
             let timeout = (self.jiffy_ns * self.cfg.config.kernel.hz as u64) / 10;
@@ -543,6 +561,13 @@ impl Sim {
                     reclaimed += self.shrink_list(l, k, sc);
                 }
             }
+            // reclaim_throttle(WRITEBACK) / wait_iff_congested: when the folios taken so far
+            // are all under writeback, the kernel sleeps inside this loop until writes
+            // complete; the model ends the pass here and the caller sleeps (§3.13).
+            if reclaimed == 0 && sc.nr_taken >= 4 * SWAP_CLUSTER_MAX && (sc.nr_writeback + sc.nr_congested) * 2 >= sc.nr_taken {
+                sc.writeback_stall = true;
+                break;
+            }
             match self.bailout {
                 Bailout::None => continue,
                 Bailout::Rvr => {
@@ -668,6 +693,7 @@ impl Sim {
         if taken == 0 {
             return 0;
         }
+        sc.nr_taken += taken;
         // pgscan_kswapd / pgscan_direct count global reclaim only; cgroup limit reclaim shows in
         // the per-type counters (and the cgroup's memory.stat), §7.2.
         if sc.kswapd {
@@ -704,6 +730,7 @@ impl Sim {
                 if fr.has(PG_RECLAIM) {
                     sc.nr_immediate += 1;
                 }
+                sc.nr_writeback += 1;
                 self.frames[f as usize].flags |= PG_RECLAIM;
                 activate.push(f);
                 continue;
@@ -781,6 +808,7 @@ impl Sim {
                         let fr = &mut self.frames[f as usize];
                         fr.flags |= PG_WRITEBACK | PG_RECLAIM;
                         self.nr_writeback += 1;
+                        sc.nr_writeback += 1;
                         let m = self.swaps[dev].device.params.max_request_pages;
                         swap_plugs[dev].add(slot as u64, true, f, m);
                         keep.push(f);
