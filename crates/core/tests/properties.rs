@@ -307,8 +307,8 @@ proptest! {
             }
             Err(e) => {
                 prop_assert_eq!(e.file.as_str(), "fuzz.toml");
-                // (With --set overrides an early syntax error loses its message: see
-                // known_bug_syntax_error_with_overrides_has_a_message below.)
+                // (With --set overrides a syntax error keeps its message and line: see
+                // syntax_error_with_overrides_has_a_message below.)
                 prop_assert!(!overrides.is_empty() || !e.message.trim().is_empty(), "empty error message for\n{}", text);
                 if let (Some(l), true) = (e.line, overrides.is_empty()) {
                     prop_assert!(l >= 1 && l <= text.lines().count() + 1, "line {} out of range ({} lines): {}\n{}", l, text.lines().count(), e, text);
@@ -326,12 +326,10 @@ fn the_unmutated_fuzz_bases_load() {
 }
 
 /// A file whose last line is `key =` (a value missing) reports "invalid string / expected a
-/// value" without overrides, but with any `--set` override the error has an empty message and
-/// no line ("f.toml: "). Ignored until config::apply_overrides reports toml_edit's error with
-/// its line; run with `cargo test -- --ignored`.
+/// value" without overrides; with `--set` overrides it once had an empty message and no line
+/// ("f.toml: "), which this guards against.
 #[test]
-#[ignore = "known bug in config::apply_overrides: empty message for a syntax error when overrides are given"]
-fn known_bug_syntax_error_with_overrides_has_a_message() {
+fn syntax_error_with_overrides_has_a_message() {
     let text = "name = \"test\"\nseed =";
     let plain = config::load(text, "f.toml", &[]).unwrap_err();
     assert!(!plain.message.trim().is_empty() && plain.line == Some(2), "{plain:?}");

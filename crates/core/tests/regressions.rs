@@ -230,11 +230,10 @@ pattern = "sequential"
 /// Workloads found by tests/properties.rs where direct reclaim scans hundreds of pages per
 /// page it reclaims for tens of thousands of stalls (HDD swap, 4.14): the kernel would throttle
 /// on writeback (reclaim_throttle, pgscan_direct_throttle) or declare OOM after
-/// MAX_RECLAIM_RETRIES instead of sweeping the LRUs again. Ignored until the model throttles;
-/// run with `cargo test --release -p swaplab-core --test regressions -- --ignored`.
+/// MAX_RECLAIM_RETRIES instead of sweeping the LRUs again. Fixed by waking writeback-throttled
+/// reclaimers only after SWAP_CLUSTER_MAX pages per sleeper were written (§3.13).
 #[test]
-#[ignore = "known model issue: direct-reclaim scan spiral on HDD swap (see report)"]
-fn known_issue_direct_reclaim_does_not_spiral_on_slow_swap() {
+fn direct_reclaim_does_not_spiral_on_slow_swap() {
     for name in ["direct-reclaim-spiral-hdd-shmem", "direct-reclaim-spiral-hdd-zram-file"] {
         let path = format!("{}/tests/data/{name}.toml", env!("CARGO_MANIFEST_DIR"));
         let text = std::fs::read_to_string(&path).unwrap();

@@ -156,13 +156,29 @@ fn default_hz() -> u32 {
     250
 }
 
+/// Accept `profile = 3.14` as well as `profile = "3.14"` (a version reads like a number).
+fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum V {
+        S(String),
+        F(f64),
+        I(i64),
+    }
+    Ok(match V::deserialize(d)? {
+        V::S(s) => s,
+        V::F(f) => format!("{f}"),
+        V::I(i) => i.to_string(),
+    })
+}
+
 /// Kernel knobs (kernel-algorithms.md §8) and the era profile (§0.2).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Kernel {
     /// "2.6.28", "3.14", "4.14" or "6.x": selects the readahead family, workingset detection,
     /// anon/file balancing and the direct-reclaim bail-out rule of that era.
-    #[serde(default = "default_profile")]
+    #[serde(default = "default_profile", deserialize_with = "string_or_number")]
     pub profile: String,
     #[serde(default = "default_swappiness")]
     pub swappiness: u32,
@@ -535,7 +551,7 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, overridden: bool) -> 
         .and_then(|l| text.lines().nth(l - 1))
         .map(|s| s.trim().to_string())
         .filter(|s| !s.is_empty());
-    let mut message = e.message().trim().replace('\n', " ");
+    let mut message = syntax_message(text, e.message(), e.span());
     if let Some(s) = snippet {
         message = format!("{message} (in `{s}`)");
     }
@@ -543,6 +559,23 @@ fn toml_error(text: &str, file: &str, e: &toml::de::Error, overridden: bool) -> 
         message.push_str(" [after --set overrides]");
     }
     ConfigError { file: file.to_string(), line, key: String::new(), message }
+}
+
+/// One-line description of a parse error; the TOML parser leaves some messages empty (e.g. a
+/// key with no value at the end of the file), so fall back to naming the column.
+fn syntax_message(text: &str, message: &str, span: Option<std::ops::Range<usize>>) -> String {
+    let m = message.trim().replace('\n', " ");
+    if !m.is_empty() {
+        return m;
+    }
+    let col = span.map(|s| {
+        let start = s.start.min(text.len());
+        start - text[..start].rfind('\n').map_or(0, |i| i + 1) + 1
+    });
+    match col {
+        Some(c) => format!("invalid TOML syntax at column {c} (a value or closing bracket is missing)"),
+        None => "invalid TOML syntax".to_string(),
+    }
 }
 
 /// Find the line of a dotted key path (`task.0.mapping.1.size`) in the file, if present.
@@ -586,8 +619,11 @@ pub fn apply_overrides(text: &str, file: &str, overrides: &[String]) -> Result<S
         return Ok(text.to_string());
     }
     let err = |key: &str, message: String| ConfigError { file: file.to_string(), line: None, key: key.to_string(), message };
-    let mut doc: toml_edit::DocumentMut =
-        text.parse().map_err(|e: toml_edit::TomlError| err("", e.message().trim().to_string()))?;
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        let message = syntax_message(text, e.message(), e.span());
+        ConfigError { file: file.to_string(), line, key: String::new(), message }
+    })?;
     for ov in overrides {
         let (key, raw) = ov
             .split_once('=')

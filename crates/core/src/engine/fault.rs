@@ -51,7 +51,7 @@ impl Sim {
     fn fault_anon(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch) -> Outcome {
         let page = touch.page as usize;
         let pte = self.vmas[v as usize].ptes[page];
-        if pte & PTE_PRESENT != 0 {
+        if pte & PTE_PRESENT != 0 && pte & PTE_ZERO == 0 {
             // Write to a page mapped read-only after a read swap-in: reuse it, dropping its
             // swap copy if nobody else holds the slot (do_wp_page reuse + folio_free_swap).
             let f = pte_frame(pte);
@@ -62,8 +62,16 @@ impl Sim {
             self.count_fault(tid, false);
             return Outcome::Done;
         }
-        if pte == 0 {
-            // First touch: a new zeroed anonymous page (do_anonymous_page).
+        if pte == 0 && !touch.write {
+            // Read of never-written memory: map the shared zero page (do_anonymous_page).
+            self.vmas[v as usize].ptes[page] = PTE_ZERO_PAGE | PTE_ACCESSED;
+            self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
+            self.count_fault(tid, false);
+            return Outcome::Done;
+        }
+        if pte == 0 || pte & PTE_ZERO != 0 {
+            // First write: a new zeroed anonymous page (do_anonymous_page, or the copy-on-write
+            // break of the zero page).
             let f = alloc_or_return!(self, tid, cpu);
             let fr = &mut self.frames[f as usize];
             // New anonymous pages start on the active list before 5.9, inactive since (§1.8).

@@ -49,7 +49,11 @@ impl Sim {
         let mut refs: Vec<Vec<u32>> = self.swaps.iter().map(|s| vec![0; s.slots as usize]).collect();
         for (vi, v) in self.vmas.iter().enumerate() {
             for (i, &pte) in v.ptes.iter().enumerate() {
-                if pte & PTE_PRESENT != 0 {
+                if pte & PTE_ZERO != 0 {
+                    if v.kind != MappingKind::Anon || pte & PTE_WRITE != 0 {
+                        e(format!("vma {vi} page {i}: zero page mapped writable or in a shared mapping"));
+                    }
+                } else if pte & PTE_PRESENT != 0 {
                     let f = pte_frame(pte) as usize;
                     if f >= self.frames.len() || !self.frames[f].has(PG_INUSE) {
                         e(format!("vma {vi} page {i} maps frame {f} which is free"));

@@ -231,6 +231,9 @@ impl Sim {
                 continue;
             }
             self.vmas[v as usize].ptes[i] = 0;
+            if pte & PTE_ZERO != 0 {
+                continue;
+            }
             if pte & PTE_PRESENT != 0 {
                 let f = pte_frame(pte);
                 if kind == crate::config::MappingKind::Anon {

@@ -99,6 +99,9 @@ pub struct Sim {
     /// Tasks throttled until writeback makes progress (reclaim_throttle WRITEBACK).
     pub(crate) writeback_waiters: Vec<u32>,
     pub nr_writeback: u64,
+    /// Pages whose writeback completed, and the count when the first throttled sleeper began.
+    wb_completed: u64,
+    wb_throttle_start: u64,
     events_out: Vec<Event>,
     ts: TimeSeries,
     last_ra: (u64, u64),
@@ -176,6 +179,8 @@ impl Sim {
             frame_waiters: HashMap::new(),
             writeback_waiters: Vec::new(),
             nr_writeback: 0,
+            wb_completed: 0,
+            wb_throttle_start: 0,
             events_out: Vec::new(),
             ts: TimeSeries::default(),
             last_ra: (0, 0),
@@ -606,8 +611,21 @@ impl Sim {
         t.timer_token += 1;
         let token = t.timer_token;
         let wake_at = t.clock + timeout;
+        self.note_writeback_throttle();
         self.writeback_waiters.push(tid);
         self.push(wake_at, Ev::Timer(tid, token));
+    }
+
+    /// Tasks (and kswapd) sleeping in reclaim_throttle(WRITEBACK).
+    pub(crate) fn nr_writeback_throttled(&self) -> u64 {
+        self.writeback_waiters.len() as u64 + self.rs.kswapd.throttled as u64
+    }
+
+    /// The first sleeper records how much writeback had completed (`nr_reclaim_start`).
+    pub(crate) fn note_writeback_throttle(&mut self) {
+        if self.nr_writeback_throttled() == 0 {
+            self.wb_throttle_start = self.wb_completed;
+        }
     }
 
     pub(crate) fn sleep_until(&mut self, tid: u32, at: u64) {
@@ -692,13 +710,17 @@ impl Sim {
             for &f in &req.frames {
                 self.end_writeback(f);
             }
-            if !self.writeback_waiters.is_empty() {
+            // acct_reclaim_writeback: the throttled are woken together once more than
+            // SWAP_CLUSTER_MAX pages per sleeper have been written since the first slept (§3.13).
+            self.wb_completed += req.frames.len() as u64;
+            let sleepers = self.nr_writeback_throttled();
+            if sleepers > 0 && self.wb_completed - self.wb_throttle_start > crate::reclaim::SWAP_CLUSTER_MAX * sleepers {
                 let waiters = std::mem::take(&mut self.writeback_waiters);
                 for w in waiters {
                     self.wake(w, now);
                 }
+                self.kswapd_writeback_progress();
             }
-            self.kswapd_writeback_progress();
         } else {
             for &f in &req.frames {
                 self.frames[f as usize].flags &= !PG_LOCKED;

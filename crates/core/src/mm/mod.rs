@@ -108,6 +108,11 @@ pub const PTE_SWAP: u64 = 1 << 60;
 pub const PTE_WRITE: u64 = 1 << 59;
 /// Inode entries of file pages that were evicted: a workingset shadow (§4.2).
 pub const ENT_SHADOW: u64 = 1 << 58;
+/// A present, read-only mapping of the shared zero page (a read fault on never-written
+/// private anonymous memory, do_anonymous_page): no frame, no RSS, nothing to reclaim.
+pub const PTE_ZERO: u64 = 1 << 57;
+/// The zero-page PTE value.
+pub const PTE_ZERO_PAGE: u64 = PTE_PRESENT | PTE_ZERO | NONE as u64;
 
 #[inline]
 pub fn pte_frame(pte: u64) -> u32 {

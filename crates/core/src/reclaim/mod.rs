@@ -401,6 +401,7 @@ impl Sim {
         }
         if (sc.writeback_stall || got == 0) && (sc.nr_immediate > 0 || sc.nr_congested > 0 || self.nr_writeback > 0) && !self.pgdat_balanced() {
             // reclaim_throttle(WRITEBACK): wait for writeback completions (HZ/10 at most).
+            self.note_writeback_throttle();
             self.rs.kswapd.throttled = true;
             let timeout = (self.jiffy_ns * self.cfg.config.kernel.hz as u64) / 10;
             let at = self.tasks[k as usize].clock;
