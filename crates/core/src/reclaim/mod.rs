@@ -556,11 +556,14 @@ impl Sim {
         while nr[IA] > 0 || nr[AF] > 0 || nr[IF] > 0 {
             for l in LruList::ALL {
                 let li = l as usize;
-                if nr[li] > 0 {
+                if nr[li] > 0 && !sc.writeback_stall {
                     let k = nr[li].min(SWAP_CLUSTER_MAX);
                     nr[li] -= k;
                     reclaimed += self.shrink_list(l, k, sc);
                 }
+            }
+            if sc.writeback_stall {
+                break;
             }
             // reclaim_throttle(WRITEBACK) / wait_iff_congested: when the folios taken so far
             // are all under writeback, the kernel sleeps inside this loop until writes
@@ -720,6 +723,10 @@ impl Sim {
         let mut activate = Vec::new();
         for f in isolated {
             let fr = self.frames[f as usize];
+            if sc.writeback_stall {
+                keep.push(f);
+                continue;
+            }
             if fr.has(PG_LOCKED) {
                 keep.push(f);
                 continue;
@@ -788,7 +795,11 @@ impl Sim {
                     self.file_dev.in_flight() + file_plug.requests.len() as u64 >= self.file_dev.params.nr_requests as u64
                 };
                 if congested {
+                    // The request queue is full: the submitter would sleep for a free request
+                    // (blk-mq tag wait); the model ends this pass and the caller sleeps until
+                    // writes complete.
                     sc.nr_congested += 1;
+                    sc.writeback_stall = true;
                     keep.push(f);
                     continue;
                 }
