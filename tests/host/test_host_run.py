@@ -138,8 +138,6 @@ def test_host_and_simulator_results_have_the_same_schema(host_ready, small_toml)
             assert not isinstance(a, (dict, list)) or a in ({}, []) or b is None, f"{path}: {type(a)} vs {type(b)}"
 
     keys(sim, host, "")
-    # tasks: the simulator may not have produced any yet; check against the documented fields
-    documented = {"name", "instance", "pid", "start_ns", "end_ns", "elapsed_ns", "touches", "minor_faults",
-                  "major_faults", "touch_latency_ns", "fault_latency_ns", "direct_reclaim", "oom_killed",
-                  "throughput_bytes_per_s"}
-    assert set(host["tasks"][0]) == documented
+    # every task entry carries exactly the simulator's task fields
+    assert sim["tasks"], "the simulator produced no task"
+    assert set(host["tasks"][0]) == set(sim["tasks"][0])

@@ -73,6 +73,16 @@ pub struct WorkerResult {
     pub time_limited: bool,
     /// Total wall time spent in compute busy loops.
     pub compute_ns: u64,
+    /// Time runnable but waiting for a CPU (second field of /proc/thread-self/schedstat).
+    pub runqueue_wait_ns: u64,
+}
+
+/// Run-queue wait of the calling thread so far, from schedstat (0 when unavailable).
+fn runqueue_wait_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
 }
 
 /// A prepared task instance: mappings created (not yet touched), program built.
@@ -200,6 +210,7 @@ impl Worker {
         let mut left_in_phase = self.phases.first().map(|p| p.0).unwrap_or(0);
         let mut compute = self.phases.first().map(|p| p.1).unwrap_or(0);
         let (min0, maj0) = sys::thread_faults();
+        let wait0 = runqueue_wait_ns();
         let start = now_ns();
         let deadline = self.time_limit_ns.map(|l| start + l);
         let mut touches = 0u64;
@@ -258,6 +269,7 @@ impl Worker {
         std::hint::black_box(sink);
         let end = last.max(start);
         let (min1, maj1) = sys::thread_faults();
+        let wait1 = runqueue_wait_ns();
         let elapsed = end - start;
         WorkerResult {
             name: self.name.clone(),
@@ -276,6 +288,7 @@ impl Worker {
             throughput_bytes_per_s: if elapsed == 0 { 0.0 } else { touches as f64 * PAGE_SIZE as f64 / (elapsed as f64 / 1e9) },
             time_limited,
             compute_ns,
+            runqueue_wait_ns: wait1.saturating_sub(wait0),
         }
     }
 }

@@ -396,6 +396,16 @@ def counters(v0: Dict[str, int], v1: Dict[str, int]) -> Tuple[Dict[str, int], Li
     return out, missing
 
 
+# Task fields of the result schema that host runs report as zero: message-passing and
+# buffered-I/O workloads are refused on the host.
+_UNMEASURED_TASK_FIELDS = {"messages_sent": 0, "messages_received": 0, "ipc_wait_ns": 0,
+                           "file_reads": 0, "file_writes": 0}
+
+
+def _is_background(resolved, task_name) -> bool:
+    return any(t.get("background", False) for t in resolved.get("task", []) if t.get("name") == task_name)
+
+
 def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disks0, disks1,
             workers, t0, ts, events, notes, opts) -> Dict[str, Any]:
     vm, missing = counters(v0, v1)
@@ -412,7 +422,10 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
             "direct_reclaim": {"calls": 0, "stall_ns": 0, "pages_reclaimed": 0,
                                "stall_ns_pct": _pct_zero(), "pages_per_call_pct": _pct_zero()},
             "oom_killed": False,
+            "runqueue_wait_ns": r.get("runqueue_wait_ns", 0),
             "throughput_bytes_per_s": r["throughput_bytes_per_s"],
+            "background": _is_background(resolved, w.task),
+            **_UNMEASURED_TASK_FIELDS,
         })
         extra.append({"task": w.label, "slow_touches": r["slow_touches"], "fault_threshold_ns": r["fault_threshold_ns"],
                       "time_limited": r["time_limited"], "compute_ns": r["compute_ns"]})
@@ -468,7 +481,8 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
         "timeseries": ts.d,
         "events": events,
         "devices": devs,
-        "summary": {"ra_hit_pct": ra_hit_pct, "elapsed_s": elapsed / 1e9, "readahead": ra_mode},
+        "summary": {"ra_hit_pct": ra_hit_pct, "elapsed_s": elapsed / 1e9, "readahead": ra_mode,
+                    "messages": 0, "channel_pages_max": 0},
     }
 
 
@@ -569,7 +583,8 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                           "touch_latency_ns": _pct_zero(), "fault_latency_ns": _pct_zero(),
                           "direct_reclaim": {"calls": 0, "stall_ns": 0, "pages_reclaimed": 0,
                                              "stall_ns_pct": _pct_zero(), "pages_per_call_pct": _pct_zero()},
-                          "oom_killed": True, "throughput_bytes_per_s": 0.0})
+                          "oom_killed": True, "runqueue_wait_ns": 0, "throughput_bytes_per_s": 0.0,
+                          "background": bool(t.get("background", False)), **_UNMEASURED_TASK_FIELDS})
     vm = {n: 0 for n in _core.host_counter_names()}
     return {
         "schema": 1, "swaplab_version": _core.version(), "kind": "host",
@@ -581,5 +596,6 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                        "nr_inactive_file", "swap_used_pages", "pswpin", "pswpout", "ra_hit_rate")},
         "events": [{"t_ns": 0, "kind": "oom_kill", "task": f"{t['name']}#{t['instance']}", "rss_pages": 0, "swap_pages": 0}
                    for t in tasks[:1]],
-        "devices": [], "summary": {"ra_hit_pct": None, "elapsed_s": 0.0, "readahead": ""},
+        "devices": [], "summary": {"ra_hit_pct": None, "elapsed_s": 0.0, "readahead": "",
+                                   "messages": 0, "channel_pages_max": 0},
     }
