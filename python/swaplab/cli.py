@@ -95,6 +95,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(f"{args.file}: not a text (TOML) file") from None
     except OSError as e:
         raise UserError(f"{args.file}: {e.strerror or e}") from None
+    if args.runs is not None and args.runs < 1:
+        raise UserError(f"--runs {args.runs}: expected at least 1")
+    if args.runs is not None and args.runs > 1:
+        return _run_many(args, text, source, sets)
     bar = ProgressBar(enabled=not args.quiet)
     try:
         result = simulate_text(text, source, sets, bar)
@@ -108,6 +112,56 @@ def cmd_run(args: argparse.Namespace) -> int:
         plot_run(result, args.plot)
     if not args.quiet:
         sys.stdout.write(run_report(result.raw))
+    return 0
+
+
+def _run_many(args: argparse.Namespace, text: str, source: str, sets: List[str]) -> int:
+    """``--runs N``: seeds seed, seed+1, ...; mean/std/min/max of elapsed and key counters."""
+    from . import runs as rn
+    from .api import simulate_text
+    from .experiments import tomllib
+
+    if args.plot:
+        raise UserError("--plot draws one run; use it without --runs")
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        doc = {}  # the core reports the malformed file
+    base = rn.base_seed(doc)
+    for s in sets:  # a --set seed=N moves the base
+        k, _, v = s.partition("=")
+        if k.strip() == "seed":
+            try:
+                base = int(v.strip())
+            except ValueError:
+                raise UserError(f"--set {s!r}: seed must be an integer") from None
+    sets = [s for s in sets if s.partition("=")[0].strip() != "seed"]
+
+    def one(t: str, src: str, ovs: List[str]) -> Dict[str, Any]:
+        res = simulate_text(t, src, ovs)
+        res.raw.pop("timeseries", None)
+        return res.raw
+
+    def progress(i: int, n: int) -> None:
+        if not args.quiet and sys.stderr.isatty():
+            sys.stderr.write(f"\rrun {i}/{n}")
+            sys.stderr.flush()
+
+    raws = rn.run_many(text, source, sets, args.runs, base, one, progress)
+    if not args.quiet and sys.stderr.isatty():
+        sys.stderr.write("\r" + " " * 20 + "\r")
+    summary = rn.summarise(raws)
+    seed_list = rn.seeds(base, args.runs)
+    if args.json:
+        from .io import write_json_atomic
+
+        write_json_atomic(args.json, {
+            "kind": "runs", "runs": args.runs, "seeds": seed_list, "summary": summary,
+            "results": [{"seed": r.get("seed"), "elapsed_s": (r.get("summary") or {}).get("elapsed_s"),
+                         "vmstat": r.get("vmstat"), "interrupted": r.get("interrupted", False)} for r in raws],
+        })
+    if not args.quiet:
+        sys.stdout.write(rn.format_summary(summary, args.runs, seed_list))
     return 0
 
 
@@ -212,6 +266,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", metavar="OUT", help="write the full result (JSON) to OUT, atomically")
     r.add_argument("--plot", metavar="OUT.png", help="plot memory, swap traffic and readahead hits over time")
     r.add_argument("--quiet", "-q", action="store_true", help="print nothing (no table, no progress)")
+    r.add_argument("--runs", type=int, default=None, metavar="N",
+                   help="run N times with seeds seed, seed+1, ...; print mean/std/min/max of elapsed and key counters")
     r.set_defaults(func=cmd_run)
 
     s = sub.add_parser("resolve", help="validate a workload and print its fully resolved configuration")

@@ -62,6 +62,9 @@ class Experiment:
     rows: List[Row]
     metric_rows: List[MetricRow]
     extra: Dict[str, Any] = field(default_factory=dict)
+    #: Simulations per cell, seeds seed, seed+1, ... (``runs`` in [experiment]); a metric is
+    #: the mean over them unless it names an aggregate (``elapsed_s:std``, ``:min``, ``:max``).
+    runs: int = 1
 
     @property
     def has_published(self) -> bool:
@@ -122,7 +125,7 @@ def load(path: Union[str, Path]) -> Experiment:
     exp = doc.get("experiment")
     if not isinstance(exp, dict):
         raise _err(path, "missing [experiment] table")
-    known_exp = {"name", "title", "source", "metric", "unit", "tasks", "baseline", "notes", "set", "workload"}
+    known_exp = {"name", "title", "source", "metric", "unit", "tasks", "baseline", "notes", "set", "workload", "runs"}
     for k in exp:
         if k not in known_exp:
             raise _err(path, f"[experiment]: unknown key {k!r} (expected {', '.join(sorted(known_exp))})")
@@ -187,7 +190,11 @@ def load(path: Union[str, Path]) -> Experiment:
             raise _err(path, f"row {rname!r}: published must be a table of variant = value")
         for m in mlist:
             try:
-                metrics.check(m)
+                from .runs import split_aggregate
+
+                base_m = split_aggregate(m)[0]
+                if base_m not in ("dr_stall_max_s", "dr_pages_per_call_max"):
+                    metrics.check(base_m)
             except metrics.MetricError as e:
                 raise _err(path, f"row {rname!r}: {e}") from None
             pub = published.get(m, {}) if len(mlist) > 1 else published
@@ -198,11 +205,15 @@ def load(path: Union[str, Path]) -> Experiment:
                     raise _err(path, f"row {rname!r}: published value for unknown variant {vn!r}")
             values = {vn: _number(path, f"row {rname!r} published {vn}", pub.get(vn)) for vn in vnames}
             unit = r.get("unit", default_unit if len(mlist) == 1 and metric == default_metric and default_unit
-                         else metrics.unit_of(m))
+                         else metrics.unit_of(split_aggregate(m)[0]))
             label = rname if len(mlist) == 1 else f"{rname} {m}"
             metric_rows.append(MetricRow(rname, label, m, tasks, unit or "", values, str(r.get("source", ""))))
 
+    runs = exp.get("runs", 1)
+    if isinstance(runs, bool) or not isinstance(runs, int) or not 1 <= runs <= 1000:
+        raise _err(path, f"[experiment] runs: expected an integer 1..1000, got {runs!r}")
     return Experiment(
+        runs=runs,
         name=str(name), path=path, title=str(exp.get("title", name)), source=str(exp.get("source", "")),
         baseline=baseline, notes=str(exp.get("notes", "")), workload=workload, workload_source=wsource,
         set=_str_list(path, "[experiment] set", exp.get("set")), variants=variants, rows=rows,

@@ -36,6 +36,7 @@ class Job:
     source: str
     overrides: List[str]
     weight: float = 0.0            # rough cost estimate: bigger machines first
+    seed: Optional[int] = None     # the run's seed when the experiment has runs > 1
 
 
 def _weight(doc: Dict[str, Any]) -> float:
@@ -83,16 +84,22 @@ def plan(exps: Sequence[Experiment], scale: float = 1.0) -> List[Job]:
         text = tomlio.dumps(doc)
         source = exp.workload_source + (f" (scaled 1/{scale:g})" if scale != 1 else "")
         seen: Dict[Tuple[str, ...], Job] = {}
+        from .runs import base_seed, seeds
+
+        run_seeds: List[Optional[int]] = [None] if exp.runs == 1 else list(seeds(base_seed(doc), exp.runs))
         for row in exp.rows:
             for var in exp.variants:
-                ovs = expand_presets(text, source, scale_overrides(exp.overrides(row.name, var.name), scale))
-                key = tuple(ovs)
-                if key in seen:
-                    seen[key].cells.append((row.name, var.name))
-                    continue
-                job = Job(len(jobs), exp.name, [(row.name, var.name)], text, source, ovs, _weight(doc))
-                seen[key] = job
-                jobs.append(job)
+                cell_ovs = expand_presets(text, source, scale_overrides(exp.overrides(row.name, var.name), scale))
+                for s in run_seeds:
+                    # runs > 1: one simulation per seed; the seed override comes last and wins.
+                    ovs = cell_ovs + ([f"seed={s}"] if s is not None else [])
+                    key = tuple(ovs)
+                    if key in seen:
+                        seen[key].cells.append((row.name, var.name))
+                        continue
+                    job = Job(len(jobs), exp.name, [(row.name, var.name)], text, source, ovs, _weight(doc), s)
+                    seen[key] = job
+                    jobs.append(job)
     return jobs
 
 
@@ -211,15 +218,18 @@ def _clean(x: Optional[float]) -> Optional[float]:
 def compare(exp: Experiment, jobs: List[Job], results: Dict[int, Tuple[Dict[str, Any], float]],
             scale: float) -> Dict[str, Any]:
     """The experiment's report (the object ``--json`` writes)."""
-    raw_of: Dict[Tuple[str, str], Dict[str, Any]] = {}
+    from .runs import aggregate, extract as run_extract, split_aggregate
+
+    raw_of: Dict[Tuple[str, str], List[Dict[str, Any]]] = {}
     sims = []
     for job in jobs:
         if job.experiment != exp.name:
             continue
         raw, wall = results[job.index]
         for cell in job.cells:
-            raw_of[cell] = raw
+            raw_of.setdefault(cell, []).append(raw)
         sims.append({
+            "seed": job.seed,
             "cells": [{"row": r, "variant": v} for r, v in job.cells],
             "overrides": job.overrides,
             "wall_s": round(wall, 3),
@@ -228,25 +238,39 @@ def compare(exp: Experiment, jobs: List[Job], results: Dict[int, Tuple[Dict[str,
             "vmstat": raw.get("vmstat", {}),
             "config": raw.get("config"),
         })
+    def figure(cell: Tuple[str, str], metric: str, tasks: Any) -> Dict[str, Optional[float]]:
+        # One run: the metric itself; several: its mean (or the aggregate the name asks for).
+        name, agg = split_aggregate(metric)
+        values = [run_extract(raw, name, tasks) for raw in raw_of[cell]]
+        out = aggregate(values)
+        out["value"] = out[agg]
+        return out
+
     rows = []
     for mr in exp.metric_rows:
         base_pub = mr.published.get(exp.baseline)
-        base_sim = _clean(metrics.extract(raw_of[(mr.row, exp.baseline)], mr.metric, mr.tasks))
+        base_sim = _clean(figure((mr.row, exp.baseline), mr.metric, mr.tasks)["value"])
         for var in exp.variants:
             pub = mr.published.get(var.name)
-            sim = _clean(metrics.extract(raw_of[(mr.row, var.name)], mr.metric, mr.tasks))
+            fig = figure((mr.row, var.name), mr.metric, mr.tasks)
+            sim = _clean(fig["value"])
             pr, sr = _clean(_ratio(pub, base_pub)), _clean(_ratio(sim, base_sim))
-            rows.append({
+            row = {
                 "variant": var.name, "row": mr.label, "metric": mr.metric, "unit": mr.unit,
                 "published": pub, "simulated": sim, "published_ratio": pr, "simulated_ratio": sr,
                 "verdict": verdict(pr, sr), "baseline": var.name == exp.baseline,
-            })
+            }
+            if exp.runs > 1:
+                row.update({"runs": exp.runs, "simulated_std": _clean(fig["std"]),
+                            "simulated_min": _clean(fig["min"]), "simulated_max": _clean(fig["max"])})
+            rows.append(row)
     judged = [r for r in rows if r["verdict"] != "n/a" and not r["baseline"]]
     return {
         "experiment": exp.name,
         "title": exp.title,
         "source": exp.source,
         "baseline": exp.baseline,
+        "runs": exp.runs,
         "scale": scale,
         "rule": RULE,
         "swaplab_version": _core.version(),
@@ -294,7 +318,9 @@ def format_report(rep: Dict[str, Any]) -> str:
     if rep["source"]:
         lines.append(f"   source: {rep['source']}")
     scale = "published size" if rep["scale"] == 1 else f"sizes and durations / {rep['scale']:g}"
-    lines.append(f"   baseline: {rep['baseline']}   scale: {scale}")
+    runs = rep.get("runs", 1)
+    lines.append(f"   baseline: {rep['baseline']}   scale: {scale}"
+                 + (f"   runs: {runs} (seeds differ; simulated = mean, std/min/max beside it)" if runs > 1 else ""))
     head = ("row", "variant", "published", "simulated", "pub ratio", "sim ratio", "verdict")
     table = [head]
     prev = None

@@ -9,6 +9,10 @@ use swaplab_core::stats::result::SimResult;
 /// `loops` messages from each sender to each receiver of its group; each process owns 64 KiB
 /// of anonymous memory; `ram` decides the pressure.
 fn hackbench(groups: u32, loops: u64, ram: &str, bailout: &str) -> String {
+    hackbench_mem(groups, loops, ram, bailout, "64KiB")
+}
+
+fn hackbench_mem(groups: u32, loops: u64, ram: &str, bailout: &str, mem: &str) -> String {
     let n = groups * 4;
     format!(
         r#"
@@ -36,7 +40,7 @@ group_size = 4
 [[task.mapping]]
 name = "mem"
 kind = "anon"
-size = "64KiB"
+size = "{mem}"
 [[task.phase]]
 mapping = "mem"
 pattern = "sequential"
@@ -55,7 +59,7 @@ group_size = 4
 [[task.mapping]]
 name = "mem"
 kind = "anon"
-size = "64KiB"
+size = "{mem}"
 [[task.phase]]
 mapping = "mem"
 pattern = "sequential"
@@ -92,29 +96,73 @@ fn every_message_is_delivered_and_memory_returns() {
 
 #[test]
 fn a_group_cannot_finish_before_its_slowest_member() {
-    // Sender 0 of group 0 computes 10x longer per message: every receiver of group 0 waits for
-    // its messages, so the group ends after that sender; group 1 is not held up.
-    let text = hackbench(2, 50, "256MiB", "none");
-    let slow = text.replace(
-        "fanout = 4\nmessages = 50\nwrite_ratio = 0.0\n",
-        "fanout = 4\nmessages = 50\nwrite_ratio = 0.0\n",
-    );
-    let (base, _) = run(&slow, &[]);
-    // Make instance 0 slow by a start delay: it begins sending 50 ms late.
-    let text2 = text.replacen("[[task]]\nname = \"sender\"\ninstances = 8\n", "[[task]]\nname = \"slowsender\"\ninstances = 1\nstart_delay = \"50ms\"\ngroup_size = 4\n[[task.mapping]]\nname = \"mem\"\nkind = \"anon\"\nsize = \"64KiB\"\n[[task.phase]]\nmapping = \"mem\"\npattern = \"send\"\nchannel = \"sock\"\nindex = \"group\"\nfanout = 4\nmessages = 50\nwrite_ratio = 0.0\n[[task]]\nname = \"sender\"\ninstances = 8\n", 1);
-    // The 8 regular senders now are instances 0..8 of "sender": shift them to groups by
-    // giving them the second..: simplest check: the slow sender's group receivers (0..4) end
-    // after the slow sender started plus its sending time.
-    let (r, errs) = run(&text2, &[]);
+    // One group: three senders write to both receivers; the third sender starts 50 ms late.
+    // Each receiver needs every sender's messages, so neither can end before the late sender
+    // has sent its last one, however fast the others are.
+    let text = r#"
+[machine]
+cpus = 2
+ram = "64MiB"
+kernel_reserved = "4MiB"
+[[channel]]
+name = "sock"
+count = 2
+[[task]]
+name = "sender"
+instances = 2
+[[task.mapping]]
+name = "m"
+kind = "anon"
+size = "16KiB"
+[[task.phase]]
+mapping = "m"
+pattern = "send"
+channel = "sock"
+index = "zero"
+fanout = 2
+messages = 100
+[[task]]
+name = "late"
+start_delay = "50ms"
+[[task.mapping]]
+name = "m"
+kind = "anon"
+size = "16KiB"
+[[task.phase]]
+mapping = "m"
+pattern = "send"
+channel = "sock"
+index = "zero"
+fanout = 2
+messages = 100
+compute = "100us"
+[[task]]
+name = "receiver"
+instances = 2
+[[task.mapping]]
+name = "m"
+kind = "anon"
+size = "16KiB"
+[[task.phase]]
+mapping = "m"
+pattern = "recv"
+channel = "sock"
+messages = 300
+"#;
+    let (r, errs) = run(text, &[]);
     assert!(errs.is_empty(), "{errs:?}");
-    let slow = r.tasks.iter().find(|t| t.name == "slowsender").unwrap();
-    assert!(slow.start_ns == 50_000_000);
-    for t in r.tasks.iter().filter(|t| t.name == "receiver" && t.instance < 4) {
-        assert!(t.end_ns >= slow.end_ns, "receiver {} ended at {} before its slowest sender ({})", t.instance, t.end_ns, slow.end_ns);
-        assert!(t.end_ns > 50_000_000);
+    let late = r.tasks.iter().find(|t| t.name == "late").unwrap();
+    let fast_end = r.tasks.iter().filter(|t| t.name == "sender").map(|t| t.end_ns).max().unwrap();
+    assert!(fast_end < 50_000_000, "the fast senders are done early ({fast_end})");
+    assert!(late.end_ns > 50_000_000 + 200 * 100_000);
+    for t in r.tasks.iter().filter(|t| t.name == "receiver") {
+        assert_eq!(t.messages_received, 300);
+        // The late sender's last message to this receiver leaves after 199 of its 100 us steps.
+        let last_send = late.start_ns + 199 * 100_000;
+        assert!(t.end_ns >= last_send, "receiver {} ended at {} before the slowest sender's last message ({last_send})", t.instance, t.end_ns);
+        assert!(t.ipc_wait_ns > 40_000_000, "the receiver waited (without CPU) for the late sender");
     }
-    let base_recv_end = base.tasks.iter().filter(|t| t.name == "receiver").map(|t| t.end_ns).max().unwrap();
-    assert!(base_recv_end < 50_000_000, "the unhindered run ends before the delay ({base_recv_end})");
+    assert_eq!(r.elapsed_ns, r.tasks.iter().map(|t| t.end_ns).max().unwrap());
 }
 
 #[test]
@@ -131,9 +179,9 @@ fn channel_indices_are_checked() {
     assert!(e.key.contains("index"), "{e}");
 }
 
-/// Golden counters of a small many-reclaimer run, per bail-out variant: 24 processes in 24 MiB.
+/// Golden counters of a small many-reclaimer run, per bail-out variant: 48 processes of 512 KiB each in 16 MiB (12 MiB managed).
 fn pressured(bailout: &str) -> SimResult {
-    let (r, errs) = run(&hackbench(6, 40, "20MiB", bailout), &[]);
+    let (r, errs) = run(&hackbench_mem(6, 40, "16MiB", bailout, "512KiB"), &[]);
     assert!(errs.is_empty(), "{bailout}: {errs:?}");
     r
 }

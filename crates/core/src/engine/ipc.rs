@@ -46,8 +46,10 @@ pub struct Channel {
     pub overhead: u64,
     /// Bytes in flight (payload + overhead).
     pub used: u64,
-    /// Sizes of the queued messages (payload + overhead).
-    pub queue: VecDeque<u32>,
+    /// The queued messages: size (payload + overhead) and the sender's clock when it was sent.
+    /// A task may run ahead of others by more than the sync quantum when no event bounds it,
+    /// so a receiver's clock is raised to the send time: no message is read before it exists.
+    pub queue: VecDeque<(u32, u64)>,
     /// Kernel pages holding the bytes in flight.
     pub frames: Vec<u32>,
     pub recv_waiters: VecDeque<u32>,
@@ -131,12 +133,14 @@ impl Sim {
                 Alloc::Killed => return Outcome::Killed,
             }
         }
-        let ch = &mut self.ipc.chans[chan];
-        ch.used += size;
-        ch.queue.push_back(size as u32);
-        self.ipc.messages += 1;
         let t = &mut self.tasks[tid as usize];
         t.clock += self.costs.msg_send_ns;
+        let sent_at = t.clock;
+        let ch = &mut self.ipc.chans[chan];
+        ch.used += size;
+        ch.queue.push_back((size as u32, sent_at));
+        self.ipc.messages += 1;
+        let t = &mut self.tasks[tid as usize];
         t.messages_sent += 1;
         let at = t.clock;
         while let Some(w) = self.ipc.chans[chan].recv_waiters.pop_front() {
@@ -149,7 +153,7 @@ impl Sim {
 
     fn ipc_recv(&mut self, tid: u32, chan: usize) -> Outcome {
         let ch = &mut self.ipc.chans[chan];
-        let Some(size) = ch.queue.pop_front() else {
+        let Some((size, sent_at)) = ch.queue.pop_front() else {
             ch.recv_waiters.push_back(tid);
             self.ipc_block(tid);
             return Outcome::Blocked;
@@ -163,6 +167,10 @@ impl Sim {
             self.ipc.kernel_pages -= 1;
         }
         let t = &mut self.tasks[tid as usize];
+        if sent_at > t.clock {
+            t.ipc_wait_ns += sent_at - t.clock;
+            t.clock = sent_at;
+        }
         t.clock += self.costs.msg_recv_ns;
         t.messages_received += 1;
         let at = t.clock;
