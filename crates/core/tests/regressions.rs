@@ -4,8 +4,6 @@
 mod common;
 use common::*;
 
-const N: u64 = 40 * MIB_PAGES;
-
 /// §1.5: VMA readahead reads the virtually adjacent pages of the fault, so a sequential walk
 /// over an anon mapping is served almost entirely by readahead, whatever the slot order.
 #[test]
