@@ -301,7 +301,16 @@ impl Sim {
             // Everything this pass took is under writeback (or its queue is congested): the
             // kernel sleeps here (wait_iff_congested / reclaim_throttle, HZ/10) instead of
             // scanning ever larger fractions; the caller throttles us until writes complete.
-            if sc.writeback_stall || (sc.nr_reclaimed == 0 && sc.nr_taken > 0 && (sc.nr_writeback + sc.nr_congested) * 2 >= sc.nr_taken) {
+            if self.profile == Profile::V2_6_28 {
+                // 2.6.28 do_try_to_free_pages: "Take a nap, wait for some writeback to
+                // complete": congestion_wait(WRITE, HZ/10) after every pass below
+                // DEF_PRIORITY - 2 that scanned anything; it sleeps the whole timeout unless a
+                // congested queue drains. No writeback-aware early exit existed yet.
+                if sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2 {
+                    let nap = (self.jiffy_ns * self.cfg.config.kernel.hz as u64) / 10;
+                    sc.cost += nap;
+                }
+            } else if sc.writeback_stall || (sc.nr_reclaimed == 0 && sc.nr_taken > 0 && (sc.nr_writeback + sc.nr_congested) * 2 >= sc.nr_taken) {
                 break;
             }
             sc.priority -= 1;
@@ -568,7 +577,7 @@ impl Sim {
             // reclaim_throttle(WRITEBACK) / wait_iff_congested: when the folios taken so far
             // are all under writeback, the kernel sleeps inside this loop until writes
             // complete; the model ends the pass here and the caller sleeps (§3.13).
-            if reclaimed == 0 && sc.nr_taken >= 4 * SWAP_CLUSTER_MAX && (sc.nr_writeback + sc.nr_congested) * 2 >= sc.nr_taken {
+            if self.profile > Profile::V2_6_28 && reclaimed == 0 && sc.nr_taken >= 4 * SWAP_CLUSTER_MAX && (sc.nr_writeback + sc.nr_congested) * 2 >= sc.nr_taken {
                 sc.writeback_stall = true;
                 break;
             }
@@ -799,7 +808,8 @@ impl Sim {
                     // (blk-mq tag wait); the model ends this pass and the caller sleeps until
                     // writes complete.
                     sc.nr_congested += 1;
-                    sc.writeback_stall = true;
+                    // 2.6.28 pageout(): may_write_to_queue() fails -> PAGE_KEEP, scanning goes on.
+                    sc.writeback_stall = self.profile > Profile::V2_6_28;
                     keep.push(f);
                     continue;
                 }
