@@ -137,7 +137,9 @@ impl Sim {
             .iter()
             .map(|s| {
                 let slots = s.size.pages() as u32;
-                SwapArea::new(&s.name, s.priority, slots, Device::new(&s.name, s.params.clone(), slots as u64), ncpu)
+                let mut area = SwapArea::new(&s.name, s.priority, slots, Device::new(&s.name, s.params.clone(), slots as u64), ncpu);
+                area.prefer_nonfull = profile >= Profile::V6;
+                area
             })
             .collect();
         let mut swap_order: Vec<usize> = (0..swaps.len()).collect();

@@ -46,6 +46,10 @@ pub struct SwapArea {
     free_clusters: VecDeque<u32>,
     nonfull: VecDeque<u32>,
     cursor: Vec<u32>,
+    /// Take partly used clusters before free ones (Kairui Song, "mm, swap: prefer nonfull over
+    /// free clusters", 2025: free clusters first only for devices that discard). Earlier
+    /// cluster allocators (4.x-6.1x, §2.3-§2.4) took free clusters first.
+    pub prefer_nonfull: bool,
     pub device: Device,
 }
 
@@ -75,6 +79,7 @@ impl SwapArea {
             free_clusters: (0..nclusters).collect(),
             nonfull: VecDeque::new(),
             cursor: vec![0; cursors],
+            prefer_nonfull: false,
             device,
         }
     }
@@ -108,6 +113,14 @@ impl SwapArea {
                 return Some(s);
             }
         }
+        if self.prefer_nonfull {
+            self.alloc_from_nonfull(c).or_else(|| self.alloc_from_free(c))
+        } else {
+            self.alloc_from_free(c).or_else(|| self.alloc_from_nonfull(c))
+        }
+    }
+
+    fn alloc_from_free(&mut self, c: usize) -> Option<u32> {
         while let Some(cl) = self.free_clusters.pop_front() {
             if self.cluster_state[cl as usize] != ClusterState::Free {
                 continue;
@@ -116,6 +129,10 @@ impl SwapArea {
                 return Some(s);
             }
         }
+        None
+    }
+
+    fn alloc_from_nonfull(&mut self, c: usize) -> Option<u32> {
         while let Some(cl) = self.nonfull.pop_front() {
             if self.cluster_state[cl as usize] != ClusterState::NonFull {
                 continue;
