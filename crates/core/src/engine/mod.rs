@@ -549,9 +549,6 @@ impl Sim {
                     let compute = t.program.as_ref().map_or(0, |p| p.compute_ns());
                     let start = t.fault_start.take().expect("fault start");
                     let lat = t.clock - start;
-                    if lat > 1_000_000_000 && std::env::var("SWAPLAB_DEBUG").is_ok() {
-                        eprintln!("slow fault: task {} start {:.3}s lat {:.3}s major {} pending {:?}", t.label(), start as f64 / 1e9, lat as f64 / 1e9, t.fault_was_major, (mi, touch));
-                    }
                     t.fault_hist.record(lat);
                     t.touch_hist.record(lat + touch_ns);
                     t.touches += 1;
