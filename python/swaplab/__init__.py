@@ -10,8 +10,9 @@ from ._core import ConfigError
 from .api import load_workload, make_overrides, resolve, simulate
 from .io import write_atomic
 from .result import Result
+from .store import load_results
 
 __version__: str = _core.version()
 
 __all__ = ["ConfigError", "Result", "simulate", "resolve", "load_workload", "make_overrides",
-           "write_atomic", "__version__"]
+           "write_atomic", "load_results", "__version__"]

@@ -300,13 +300,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_plugin_commands(sub: Any) -> None:
     """Subcommands owned by other parts of the package: ``swaplab.host.cli`` registers
-    ``host run``, ``host cleanup``, ``compare`` and ``calibrate`` with ``add_host_commands``.
+    ``host run``, ``host cleanup``, ``compare`` and ``calibrate`` with ``add_host_commands``;
+    ``swaplab.sweep.cli`` ``sweep`` and ``results``; ``swaplab.report.cli`` ``report``.
     Their functions return their exit status; they may also raise an exception with an
     ``exit_status`` attribute for a clean one-line error."""
     import importlib
     import importlib.util
 
-    for mod in ("swaplab.host.cli",):
+    for mod in ("swaplab.host.cli", "swaplab.sweep.cli", "swaplab.report.cli"):
         try:
             spec = importlib.util.find_spec(mod)
         except ModuleNotFoundError:
