@@ -97,6 +97,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(f"{args.file}: {e.strerror or e}") from None
     if args.runs is not None and args.runs < 1:
         raise UserError(f"--runs {args.runs}: expected at least 1")
+    from .expruns import is_experiment, run_experiment_file
+
+    if is_experiment(_toml_or_none(text)):
+        return run_experiment_file(args, sets, UserError)
+    if args.all_variants:
+        raise UserError(f"{args.file}: --all-variants is for experiment files (experiments/*.toml)")
     if args.runs is not None and args.runs > 1:
         return _run_many(args, text, source, sets)
     bar = ProgressBar(enabled=not args.quiet)
@@ -113,6 +119,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     if not args.quiet:
         sys.stdout.write(run_report(result.raw))
     return 0
+
+
+def _toml_or_none(text: str) -> Any:
+    """The parsed document, or None when it is not valid TOML (the core then reports where)."""
+    from .experiments import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return None
 
 
 def _run_many(args: argparse.Namespace, text: str, source: str, sets: List[str]) -> int:
@@ -185,9 +201,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from . import _core
     from .table import bench_report
 
+    if args.json not in (None, "-"):
+        _check_output(args.json, "--json")
     figures = json.loads(_core.bench(args.quick))
-    if args.json:
+    if args.json == "-":
         sys.stdout.write(json.dumps(figures, indent=2) + "\n")
+    elif args.json:
+        from .io import write_json_atomic
+
+        write_json_atomic(args.json, figures)
     else:
         sys.stdout.write(bench_report(figures))
     return 0
@@ -260,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
     r = sub.add_parser("run", help="simulate a workload file and print its counters and latencies")
-    r.add_argument("file", metavar="FILE", help="workload (TOML)")
+    r.add_argument("file", metavar="FILE", help="workload (TOML), or an experiment file: runs its baseline variant of every row")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a setting, e.g. --set kernel.page_cluster=0 (repeatable)")
     r.add_argument("--json", metavar="OUT", help="write the full result (JSON) to OUT, atomically")
@@ -268,6 +290,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", "-q", action="store_true", help="print nothing (no table, no progress)")
     r.add_argument("--runs", type=int, default=None, metavar="N",
                    help="run N times with seeds seed, seed+1, ...; print mean/std/min/max of elapsed and key counters")
+    r.add_argument("--all-variants", action="store_true",
+                   help="FILE is an experiment: run every (row, variant) cell, not only the baseline of each row")
     r.set_defaults(func=cmd_run)
 
     s = sub.add_parser("resolve", help="validate a workload and print its fully resolved configuration")
@@ -276,12 +300,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_resolve)
 
     b = sub.add_parser("bench", help="measure the simulator's speed")
-    b.add_argument("--json", action="store_true", help="print the figures as JSON")
+    b.add_argument("--json", nargs="?", const="-", default=None, metavar="OUT",
+                   help="the figures as JSON: written to OUT (atomically), or on stdout without OUT")
     b.add_argument("--quick", action="store_true", help="a shorter measurement")
     b.set_defaults(func=cmd_bench)
 
-    rp = sub.add_parser("reproduce", help="reproduce published tables (experiments/*.toml)")
-    rp.add_argument("names", nargs="*", metavar="NAME", help="experiment name or file")
+    rp = sub.add_parser("reproduce", help="reproduce published tables (experiments/*.toml)",
+                        description="Run every cell of published tables and compare the shapes. An experiment "
+                                    "is named (hugh2012-ssd: experiments/hugh2012-ssd.toml, see --list) or given "
+                                    "as a path to its file (any directory).")
+    rp.add_argument("names", nargs="*", metavar="NAME|PATH",
+                    help="experiment name (see --list) or path to an experiment file, e.g. experiments/hugh2012-ssd.toml")
     rp.add_argument("--all", action="store_true", help="every experiment in experiments/")
     rp.add_argument("--list", action="store_true", help="list the experiments")
     rp.add_argument("--scale", type=float, default=1.0, metavar="F",
