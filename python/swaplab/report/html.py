@@ -20,7 +20,7 @@ main { max-width: 1540px; margin: 0 auto; padding: 8px 24px 40px; }
 section { margin-top: 22px; }
 h2 { font-size: 17px; margin: 0 0 6px; font-weight: 600; }
 section > p { margin: 0 0 10px; color: #4a5566; max-width: 110ch; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(460px, 1fr)); gap: 14px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); gap: 14px; }
 .grid.one { grid-template-columns: minmax(0, 960px); }
 figure { margin: 0; background: #fff; border-radius: 8px; box-shadow: 0 1px 3px rgba(20,30,50,.12); padding: 6px; }
 figure svg { width: 100%; height: auto; display: block; }

@@ -2,7 +2,8 @@
 
 Each figure becomes one ``<svg class="plot">`` with a viewBox (it scales with the page), axes
 with "nice" ticks (1, 2, 5 x 10^k; decades on a log axis), a legend under the plot, and a
-``<title>`` on every drawn mark so that hovering shows its exact value.
+``<title>`` on every drawn mark so that hovering shows its exact value. Marks that show data
+carry ``class="m"`` (what the browser test counts to know a plot was drawn).
 """
 
 from __future__ import annotations
@@ -31,6 +32,17 @@ def fmt(v: Optional[float]) -> str:
     if a >= 100 or v == int(v):
         return f"{v:.0f}"
     return f"{v:.3g}"
+
+
+def tick_labels(values: Sequence[float]) -> List[Tuple[float, str]]:
+    """Short labels (fmt), or exact ones when short labels would repeat (a narrow range of
+    large numbers: 31,398 and 31,402 are both "31.4k")."""
+    labels = [fmt(v) for v in values]
+    if len(set(labels)) == len(labels):
+        return list(zip(values, labels))
+    step = min((b - a for a, b in zip(values, values[1:]) if b > a), default=1.0)
+    decimals = max(0, -math.floor(math.log10(step))) if step > 0 else 0
+    return [(v, f"{v:,.{decimals}f}") for v in values]
 
 
 def nice_ticks(lo: float, hi: float, n: int = 5) -> List[float]:
@@ -128,7 +140,7 @@ def _empty(title: str, why: str) -> str:
 
 
 def line_svg(f: LineFigure) -> str:
-    xs_all = _finite(x for s in f.series for x, y in zip(s.x, s.y) if y is not None)
+    xs_all = _finite(x for s in f.series for x in s.x)   # the whole x range, measured or not
     ys_all = _finite(y for s in f.series for y in s.y) + _finite(v for s in f.series if s.band for v in s.band[0] + s.band[1])
     if not xs_all or not ys_all:
         return _empty(f.title, f.note or "nothing to draw: no samples")
@@ -150,8 +162,8 @@ def line_svg(f: LineFigure) -> str:
     elif f.logx:
         xticks = [(v, fmt(v)) for v in log_ticks(xlo, xhi)]
     else:
-        xticks = [(v, fmt(v)) for v in nice_ticks(xlo, xhi)]
-    yticks = f.yticks or [(v, fmt(v)) for v in nice_ticks(ylo, yhi)]
+        xticks = tick_labels(nice_ticks(xlo, xhi))
+    yticks = f.yticks or tick_labels(nice_ticks(ylo, yhi))
     rotate = f.xcats is not None and (len(f.xcats) > 8 or max(len(c) for c in f.xcats) > 10)
     body = _axes(xs, ys, xticks, yticks, f.xlabel, f.ylabel, rotate)
     for i, s in enumerate(f.series):
@@ -169,7 +181,7 @@ def _series(s, xs: Scale, ys: Scale, color: str, logx: bool, markers: bool) -> L
         if len(lo_hi) > 1:
             top = " ".join(f"{xs(x):.1f},{ys(hi):.1f}" for x, _, hi in lo_hi)
             bot = " ".join(f"{xs(x):.1f},{ys(lo):.1f}" for x, lo, _ in reversed(lo_hi))
-            out.append(f'<polygon points="{top} {bot}" fill="{color}" fill-opacity="0.16" stroke="none"/>')
+            out.append(f'<polygon class="m" points="{top} {bot}" fill="{color}" fill-opacity="0.16" stroke="none"/>')
     segment: List[Tuple[float, float]] = []
     segments = [segment]
     for x, y in pts:
@@ -187,11 +199,11 @@ def _series(s, xs: Scale, ys: Scale, color: str, logx: bool, markers: bool) -> L
                 coords.append(f"{xs(x):.1f},{ys(seg[j - 1][1]):.1f}")
             coords.append(f"{xs(x):.1f},{ys(y):.1f}")
         if len(seg) > 1:
-            out.append(f'<polyline points="{" ".join(coords)}" fill="none" stroke="{color}" stroke-width="1.8" '
+            out.append(f'<polyline class="m" points="{" ".join(coords)}" fill="none" stroke="{color}" stroke-width="1.8" '
                        f'stroke-linejoin="round"><title>{escape(s.name)}</title></polyline>')
         if markers or len(seg) == 1:
             for x, y in seg:
-                out.append(f'<circle cx="{xs(x):.1f}" cy="{ys(y):.1f}" r="3" fill="{color}">'
+                out.append(f'<circle class="m" cx="{xs(x):.1f}" cy="{ys(y):.1f}" r="3" fill="{color}">'
                            f'<title>{escape(s.name)}: {fmt(y)}</title></circle>')
     return out
 
@@ -207,7 +219,7 @@ def bar_svg(f: BarFigure) -> str:
     xs = Scale(-0.5, n - 0.5, LEFT, W - RIGHT)
     rotate = n > 6 or max(len(c) for c in f.categories) > 14
     body = _axes(xs, ys, [(float(i), c) for i, c in enumerate(f.categories)],
-                 [(v, fmt(v)) for v in nice_ticks(lo, hi)], "", f.ylabel, rotate)
+                 tick_labels(nice_ticks(lo, hi)), "", f.ylabel, rotate)
     slot = (W - LEFT - RIGHT) / n * 0.8
     bw = slot / k
     for gi, (name, values) in enumerate(f.groups):
@@ -217,7 +229,7 @@ def bar_svg(f: BarFigure) -> str:
                 continue
             x = xs(i) - slot / 2 + gi * bw
             y0, y1 = ys(max(v, 0.0)), ys(min(v, 0.0))
-            body.append(f'<rect x="{x:.1f}" y="{y0:.1f}" width="{max(bw - 1, 1):.1f}" height="{max(y1 - y0, 0.5):.1f}" '
+            body.append(f'<rect class="m" x="{x:.1f}" y="{y0:.1f}" width="{max(bw - 1, 1):.1f}" height="{max(y1 - y0, 0.5):.1f}" '
                         f'fill="{color}"><title>{escape(f.categories[i])} — {escape(name)}: {fmt(v)}</title></rect>')
     if f.ref is not None:
         y = ys(f.ref)
@@ -256,7 +268,7 @@ def heatmap_svg(f: HeatmapFigure) -> str:
             x = left + xi * cw
             t = 0.5 if hi == lo or v is None else (v - lo) / (hi - lo)
             fill = "#eee" if v is None else _color(t)
-            body.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{cw - 1:.1f}" height="{ch - 1:.1f}" fill="{fill}">'
+            body.append(f'<rect class="m" x="{x:.1f}" y="{y:.1f}" width="{cw - 1:.1f}" height="{ch - 1:.1f}" fill="{fill}">'
                         f'<title>{escape(f.ylabel)}={escape(f.ycats[yi])}, {escape(f.xlabel)}={escape(f.xcats[xi])}: '
                         f'{fmt(v)} {escape(f.unit)}</title></rect>')
             if nx * ny <= 120 and cw > 34:
@@ -268,8 +280,9 @@ def heatmap_svg(f: HeatmapFigure) -> str:
     bx = W - RIGHT - 50
     for j in range(20):
         body.append(f'<rect x="{bx}" y="{TOP + (19 - j) * ny * ch / 20:.1f}" width="12" height="{ny * ch / 20 + 0.5:.1f}" fill="{_color(j / 19)}"/>')
-    body.append(_text(bx + 16, TOP + 8, fmt(hi), 9, "start", 'fill="#555"'))
-    body.append(_text(bx + 16, TOP + ny * ch, fmt(lo), 9, "start", 'fill="#555"'))
+    (_, lo_label), (_, hi_label) = tick_labels([lo, hi]) if hi > lo else [(lo, fmt(lo))] * 2
+    body.append(_text(bx + 16, TOP + 8, hi_label, 9, "start", 'fill="#555"'))
+    body.append(_text(bx + 16, TOP + ny * ch, lo_label, 9, "start", 'fill="#555"'))
     body.append(_text(bx + 6, TOP + ny * ch + 14, f.unit, 9, extra='fill="#555"'))
     return _frame(f.title, height, body)
 
@@ -294,14 +307,14 @@ def error_svg(f: ErrorFigure) -> str:
         y = TOP + rh * i + rh / 2
         body.append(_text(left - 8, y + 4, c, 10, "end", 'fill="#333"'))
         v, a, b = f.value[i], f.low[i], f.high[i]
-        if a is not None and b is not None:
-            body.append(f'<line x1="{xs(clamp(a)):.1f}" x2="{xs(clamp(b)):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
+        if a is not None and b is not None and abs(xs(clamp(a)) - xs(clamp(b))) >= 0.5:
+            body.append(f'<line class="m" x1="{xs(clamp(a)):.1f}" x2="{xs(clamp(b)):.1f}" y1="{y:.1f}" y2="{y:.1f}" '
                         f'stroke="{PALETTE[0]}" stroke-width="3" stroke-opacity="0.45"/>')
         if v is None:
             body.append(_text(right + 8, y + 4, "n/a", 10, "start", 'fill="#999"'))
             continue
         color = PALETTE[2] if abs(v) > 50 else PALETTE[0]
-        body.append(f'<circle cx="{xs(clamp(v)):.1f}" cy="{y:.1f}" r="4" fill="{color}"><title>{escape(c)}: '
+        body.append(f'<circle class="m" cx="{xs(clamp(v)):.1f}" cy="{y:.1f}" r="4" fill="{color}"><title>{escape(c)}: '
                     f'{v:+.1f}% (host spread {fmt(a)}..{fmt(b)}%)</title></circle>')
         body.append(_text(right + 8, y + 4, f"{v:+.0f}%", 10, "start", f'fill="{color}"'))
     return _frame(f.title, height, body)

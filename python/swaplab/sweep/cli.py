@@ -64,6 +64,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         _write_or_print(args.json, summary.as_dict())
     if args.json != "-" and not args.quiet:
         _print_summary(summary)
+    if args.strict and summary.failed:
+        print(f"swaplab sweep: --strict: {summary.failed} point(s) failed", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -145,6 +148,7 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--engine", choices=ENGINES, default="local", help="local process pool (default) or a Ray cluster")
     s.add_argument("--address", metavar="HOST:PORT", help="Ray cluster to join (default: start a local one)")
     s.add_argument("--scale", type=float, default=None, metavar="F", help="divide sizes and durations by F (overrides the grid's scale)")
+    s.add_argument("--strict", action="store_true", help="exit 1 when any point failed (the others still run)")
     s.add_argument("--quiet", "-q", action="store_true", help="no progress line, no summary (with --json OUT)")
     s.set_defaults(func=cmd_sweep)
 
