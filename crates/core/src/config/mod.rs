@@ -6,6 +6,7 @@
 //! Parsing is strict: unknown keys, wrong types and impossible values are errors that name the
 //! file, the line and key, and what was expected ([`ConfigError`]).
 
+pub mod trace;
 pub mod units;
 
 use crate::device::DeviceParams;
@@ -337,7 +338,8 @@ pub struct TaskSpec {
     /// Identical processes started from this description (each with its own mappings).
     #[serde(default = "default_instances")]
     pub instances: u32,
-    #[serde(rename = "mapping")]
+    /// Empty for a task whose phases replay a trace: its mappings come from the trace.
+    #[serde(rename = "mapping", default)]
     pub mappings: Vec<MappingSpec>,
     #[serde(rename = "phase")]
     pub phases: Vec<PhaseSpec>,
@@ -377,6 +379,10 @@ pub struct MappingSpec {
     pub name: String,
     pub kind: MappingKind,
     pub size: Size,
+    /// Set by the resolver for mappings laid out from a trace (config/trace.rs): the trace's
+    /// virtual page at which this mapping starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_page: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -398,6 +404,8 @@ pub enum PatternKind {
     /// Receive `messages` messages from one channel (read()/recvmsg()), blocking while it is
     /// empty; every message also touches the next page of `mapping`.
     Recv,
+    /// Replay a page trace (`file`): its mappings come from the trace (config/trace.rs).
+    Trace,
 }
 
 /// How a phase's touches reach memory.
@@ -441,6 +449,8 @@ fn default_block() -> u64 {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseSpec {
+    /// The mapping the phase touches (set by the resolver for trace phases).
+    #[serde(default)]
     pub mapping: String,
     pub pattern: PatternKind,
     /// Passes over the mapping (sequential, strided, matrix), or touches = cycles x pages
@@ -482,6 +492,20 @@ pub struct PhaseSpec {
     /// send/recv: how `sel` is chosen (see [`ChannelIndex`]).
     #[serde(default)]
     pub index: ChannelIndex,
+    /// trace: the trace file (swaplab, oracleGeneral or CSV, optionally .zst), relative to the
+    /// workload file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// trace: the trace's clock units (instructions, or records) per second of virtual time;
+    /// each access then costs its time delta as compute. Without it every access costs `compute`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+    /// trace: replay only these threads' accesses (default: all, in trace order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<Vec<u32>>,
+    /// trace: CSV column spec, e.g. "time=icount,page=vpn,op=op" (default: header names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<String>,
 }
 
 /// Kernel eras (kernel-algorithms.md §0.2).
@@ -535,13 +559,14 @@ pub struct ResolvedSwap {
 /// Parse a workload file's text, apply `--set key=value` overrides, validate.
 pub fn load(text: &str, file: &str, overrides: &[String]) -> Result<Resolved, ConfigError> {
     let text = apply_overrides(text, file, overrides)?;
-    let cfg: Config = toml::from_str(&text).map_err(|e| toml_error(&text, file, &e, !overrides.is_empty()))?;
+    let mut cfg: Config = toml::from_str(&text).map_err(|e| toml_error(&text, file, &e, !overrides.is_empty()))?;
     let located = |key: &str, message: String| ConfigError {
         file: file.to_string(),
         line: locate(&text, key),
         key: key.to_string(),
         message,
     };
+    trace::lay_out(&mut cfg, file, &located)?;
     resolve(cfg, &located)
 }
 

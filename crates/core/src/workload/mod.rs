@@ -5,6 +5,8 @@
 //! pattern is written once. A generator is a pure function of its phase description and the
 //! task's random stream ([`crate::rng::Rng`]).
 
+pub mod trace;
+
 use crate::config::{Access, PatternKind, PhaseSpec};
 use crate::rng::Rng;
 
@@ -19,6 +21,8 @@ pub enum GenKind {
     Send { first: u32, fanout: u32, bytes: u32 },
     /// Each touch is preceded by a message received from channel `chan`.
     Recv { chan: u32 },
+    /// Touches replayed from a trace, each in the mapping its page was laid out in.
+    Trace,
 }
 
 /// A step of a program that is not a plain page touch: the engine hands these to the kernel
@@ -132,6 +136,8 @@ pub struct PhaseGen {
     /// Matrix traversal state: (k, stage, i, j, page within tile); strided: (next, lane).
     m: [u64; 5],
     pub kind: GenKind,
+    /// The replay of a trace phase (attached by [`program_for`]).
+    trace: Option<trace::TraceReplay>,
 }
 
 impl PhaseGen {
@@ -143,6 +149,8 @@ impl PhaseGen {
             // One buffer touch per message, walking the buffer mapping in order.
             PatternKind::Send => (Order::Sequential, spec.messages.unwrap_or(1).max(1) * spec.fanout.unwrap_or(1).max(1) as u64),
             PatternKind::Recv => (Order::Sequential, spec.messages.unwrap_or(1).max(1)),
+            // The resolver sets `touches` to the trace's access count.
+            PatternKind::Trace => (Order::Sequential, spec.touches.unwrap_or(0)),
             PatternKind::Strided => (Order::Strided { stride: spec.stride.min(pages) }, per_cycle(pages)),
             PatternKind::Random => (Order::Random, spec.touches.unwrap_or_else(|| per_cycle(pages))),
             PatternKind::Zipf => (
@@ -159,10 +167,29 @@ impl PhaseGen {
         let kind = match (spec.pattern, spec.access) {
             (PatternKind::Send, _) => GenKind::Send { first: 0, fanout: spec.fanout.unwrap_or(1).max(1), bytes: spec.bytes.map_or(100, |b| b.0 as u32) },
             (PatternKind::Recv, _) => GenKind::Recv { chan: 0 },
+            (PatternKind::Trace, _) => GenKind::Trace,
             (_, Access::Syscall) => GenKind::Syscall,
             _ => GenKind::Touch,
         };
-        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, compute_ns: spec.compute.0, m: [0; 5], kind }
+        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, compute_ns: spec.compute.0, m: [0; 5], kind, trace: None }
+    }
+
+    /// Make this phase replay a trace.
+    pub fn attach_trace(&mut self, replay: trace::TraceReplay) {
+        self.trace = Some(replay);
+    }
+
+    /// The next replayed access of a trace phase, with its mapping index.
+    fn trace_next(&mut self) -> Option<(usize, Touch)> {
+        if self.done >= self.total {
+            return None;
+        }
+        let (mi, t, compute) = self.trace.as_mut()?.next()?;
+        self.done += 1;
+        if let Some(c) = compute {
+            self.compute_ns = c;
+        }
+        Some((mi, t))
     }
 
     /// Point a message phase at its first channel (a global channel id).
@@ -332,7 +359,11 @@ impl Program {
         loop {
             let live = self.live.as_mut()?;
             let idx = live.done;
-            if let Some(t) = live.next(&mut self.rng) {
+            if live.kind == GenKind::Trace {
+                if let Some((mi, t)) = live.trace_next() {
+                    return Some(Step::Touch(mi, t));
+                }
+            } else if let Some(t) = live.next(&mut self.rng) {
                 let mi = self.phases[self.current].0;
                 return Some(match live.kind {
                     GenKind::Touch => Step::Touch(mi, t),
@@ -345,6 +376,7 @@ impl Program {
                         self.held = Some((mi, t));
                         Step::Op(Op::Recv { chan })
                     }
+                    GenKind::Trace => unreachable!("trace phases are handled above"),
                 });
             }
             self.current += 1;
@@ -402,9 +434,13 @@ pub fn program_for(resolved: &crate::config::Resolved, task_idx: usize, instance
     let phases = task
         .phases
         .iter()
-        .map(|ph| {
+        .enumerate()
+        .map(|(pi, ph)| {
             let mi = task.mappings.iter().position(|m| m.name == ph.mapping).expect("validated: phase names a mapping");
             let mut g = PhaseGen::new(ph, task.mappings[mi].size.pages());
+            if ph.pattern == PatternKind::Trace {
+                g.attach_trace(trace_replay(task, pi, ph));
+            }
             if let Some(name) = &ph.channel {
                 // Global channel id: the arrays' channels numbered in file order.
                 let ci = cfg.channels.iter().position(|c| &c.name == name).expect("validated: channel exists");
@@ -415,6 +451,26 @@ pub fn program_for(resolved: &crate::config::Resolved, task_idx: usize, instance
         })
         .collect();
     Program::new(phases, task.repeat, Rng::for_stream(cfg.seed, k))
+}
+
+/// The replay of trace phase `pi`: its mappings are the task's mappings laid out for it.
+fn trace_replay(task: &crate::config::TaskSpec, pi: usize, ph: &PhaseSpec) -> trace::TraceReplay {
+    let prefix = crate::config::trace::mapping_prefix(pi);
+    let regions = task
+        .mappings
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.name.starts_with(&prefix))
+        .map(|(mi, m)| trace::Region {
+            start: m.trace_page.expect("resolver sets trace_page"),
+            pages: m.size.pages(),
+            mi,
+            populate: m.kind != crate::config::MappingKind::File,
+            first_bit: 0,
+        })
+        .collect();
+    let file = ph.file.clone().expect("validated: trace phase has a file");
+    trace::TraceReplay::new(file, ph.columns.clone(), ph.threads.clone(), regions, ph.speed)
 }
 
 #[cfg(test)]
