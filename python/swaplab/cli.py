@@ -203,6 +203,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     if args.json not in (None, "-"):
         _check_output(args.json, "--json")
+    if args.trace:
+        from .trace_cli import bench_trace
+
+        return bench_trace(args.trace, args.json)
     figures = json.loads(_core.bench(args.quick))
     if args.json == "-":
         sys.stdout.write(json.dumps(figures, indent=2) + "\n")
@@ -303,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--json", nargs="?", const="-", default=None, metavar="OUT",
                    help="the figures as JSON: written to OUT (atomically), or on stdout without OUT")
     b.add_argument("--quick", action="store_true", help="a shorter measurement")
+    b.add_argument("--trace", metavar="FILE", help="replay speed on a trace, beside libCacheSim's LRU (trace_cli.py)")
     b.set_defaults(func=cmd_bench)
 
     rp = sub.add_parser("reproduce", help="reproduce published tables (experiments/*.toml)",
@@ -336,7 +341,7 @@ def _add_plugin_commands(sub: Any) -> None:
     import importlib
     import importlib.util
 
-    for mod in ("swaplab.host.cli", "swaplab.sweep.cli", "swaplab.report.cli"):
+    for mod in ("swaplab.host.cli", "swaplab.sweep.cli", "swaplab.report.cli", "swaplab.trace_cli"):
         try:
             spec = importlib.util.find_spec(mod)
         except ModuleNotFoundError:

@@ -150,3 +150,54 @@ fn round3(x: f64) -> f64 {
 pub fn run(quick: bool) -> Value {
     run_bench(quick)
 }
+
+/// `swaplab bench --trace F`: the trace replayed through the full model where it fits in
+/// memory (`trace_replay_resident_per_s`: after the first touch of each page every access only
+/// sets an accessed bit) and where it swaps (`trace_replay_swapping_per_s`: a memory cgroup
+/// limit of half the trace's footprint), both reading the trace file as they go; and the exact
+/// LRU miss-ratio curve of the same accesses (`exact_mrc_per_s`, loading excluded). Rates are
+/// trace accesses per second of wall time; resolving (which reads the trace once to lay out
+/// its mappings) is not timed.
+pub fn trace(path: &str) -> Result<Value, String> {
+    let abs = std::path::Path::new(path).canonicalize().map_err(|e| format!("{path}: {e}"))?;
+    let file = abs.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"");
+    let t = Instant::now();
+    let seq = swaplab_trace::PageSeq::load(swaplab_trace::open(path, &Default::default()).map_err(|e| e.to_string())?, None, path).map_err(|e| e.to_string())?;
+    let load_wall = t.elapsed().as_secs_f64();
+    let footprint_mib = (seq.distinct() as u64 * 4096).div_ceil(1 << 20);
+    let text = |memcg: &str| {
+        format!(
+            "name = \"bench-trace\"\n[machine]\ncpus = 1\nram = \"{}MiB\"\n{memcg}\n[[swap]]\ndevice = \"nvme\"\nsize = \"{}MiB\"\n[[task]]\nname = \"trace\"\n[[task.phase]]\npattern = \"trace\"\nfile = \"{file}\"\n",
+            footprint_mib * 2 + 256,
+            footprint_mib * 2 + 64
+        )
+    };
+    let run = |t: &str| -> Result<(Sim, f64), String> {
+        let resolved = config::load(t, "bench-trace", &[]).map_err(|e| e.to_string())?;
+        let mut sim = Sim::new(&resolved);
+        let w = Instant::now();
+        sim.run(&mut |_| true);
+        Ok((sim, w.elapsed().as_secs_f64()))
+    };
+    let (resident, wall_r) = run(&text(""))?;
+    let half = (seq.distinct() as u64 / 2).max(64) * 4096;
+    let (swapping, wall_s) = run(&text(&format!("memcg_limit = \"{half}\"")))?;
+    let t = Instant::now();
+    let h = swaplab_trace::mrc::histogram(&seq);
+    let mrc_wall = t.elapsed().as_secs_f64();
+    let n = seq.len() as f64;
+    Ok(json!({
+        "swaplab_version": crate::VERSION,
+        "trace": path,
+        "accesses": seq.len(),
+        "distinct_pages": seq.distinct(),
+        "trace_load_per_s": (n / load_wall).round(),
+        "trace_replay_resident_per_s": (n / wall_r).round(),
+        "trace_replay_resident_majfault": resident.vm.pgmajfault,
+        "trace_replay_swapping_per_s": (n / wall_s).round(),
+        "trace_replay_swapping_memcg_limit_pages": half / 4096,
+        "trace_replay_swapping_majfault": swapping.vm.pgmajfault,
+        "exact_mrc_per_s": (n / mrc_wall).round(),
+        "exact_mrc_cold_misses": h.cold,
+    }))
+}

@@ -6,6 +6,7 @@
 #![allow(unexpected_cfgs)]
 
 mod host;
+mod trace;
 
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
@@ -71,5 +72,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(run_bench, m)?)?;
     host::register(m)?;
+    trace::register(m)?;
     Ok(())
 }
