@@ -176,7 +176,7 @@ fn swap_entries_are_released_at_exit() {
         let (sim, res) = run_resolved(&r);
         assert!(v(&res, "pswpout") > 0);
         assert!(sim.check_invariants().is_empty());
-        for vma in &sim.vmas {
+        for vma in &sim.mem.vmas {
             assert_eq!(vma.swapents, 0, "{kind}: a VMA still holds swap entries after exit");
             assert_eq!(vma.rss, 0, "{kind}: a VMA still has resident pages after exit");
         }

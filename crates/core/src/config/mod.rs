@@ -536,7 +536,7 @@ impl Profile {
 
 pub const READAHEAD_POLICIES: [&str; 7] = ["auto", "none", "fixed", "fixed-run", "adaptive", "adaptive-2012", "vma"];
 pub const BAILOUT_POLICIES: [&str; 5] = ["auto", "none", "rvr", "kosaki", "proportional"];
-pub const RECLAIM_POLICIES: [&str; 1] = ["classic"];
+pub use crate::reclaim::policy::RECLAIM_POLICIES;
 
 /// A configuration after defaults, presets and validation: what a run actually used.
 #[derive(Clone, Debug, Serialize)]

@@ -190,6 +190,16 @@ impl Device {
         }
     }
 
+    /// The submitter's CPU for one request through the block layer (0 for a device that
+    /// bypasses it, like zram).
+    pub fn block_layer_cpu_ns(&self) -> u64 {
+        if self.params.block_layer {
+            self.params.block_layer_cpu_ns
+        } else {
+            0
+        }
+    }
+
     /// CPU the caller spends on a synchronous transfer of `pages` (zram, brd).
     pub fn sync_cpu_ns(&self, pages: u64, write: bool) -> u64 {
         let per = if write { self.params.sync_write_cpu_ns } else { self.params.sync_read_cpu_ns };

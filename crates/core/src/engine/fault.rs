@@ -5,10 +5,16 @@ use super::memory::Alloc;
 use super::{DevRef, Sim};
 use crate::config::MappingKind;
 use crate::device::Plug;
+use crate::swap::io::SwapPlugs;
 use crate::mm::*;
 use crate::swap::readahead::{FaultCtx, Window};
 use crate::swap::SWAP_HAS_CACHE;
 use crate::workload::Touch;
+
+/// A major fault charges `costs.major_fault_cpu_ns` before it sleeps on its read (allocation,
+/// swap-cache insert, submission) and this fraction of it again when it is retried after the
+/// read (folio lock, PTE and rmap update): 1 / MAJOR_FAULT_RETRY_SHARE.
+const MAJOR_FAULT_RETRY_SHARE: u64 = 2;
 
 pub(crate) enum Outcome {
     /// Handled; the task's clock includes the fault's cost.
@@ -31,17 +37,17 @@ macro_rules! alloc_or_return {
 impl Sim {
     pub(crate) fn fault(&mut self, tid: u32, cpu: usize, mi: usize, touch: Touch) -> Outcome {
         let v = self.tasks[tid as usize].vmas[mi];
-        match self.vmas[v as usize].kind {
+        match self.mem.vmas[v as usize].kind {
             MappingKind::Anon => self.fault_anon(tid, cpu, v, touch),
             MappingKind::Shmem | MappingKind::File => self.fault_shared(tid, cpu, v, touch),
         }
     }
 
     fn count_fault(&mut self, tid: u32, major: bool) {
-        self.vm.pgfault += 1;
+        self.stats.vm.pgfault += 1;
         let t = &mut self.tasks[tid as usize];
         if major {
-            self.vm.pgmajfault += 1;
+            self.stats.vm.pgmajfault += 1;
             t.major_faults += 1;
         } else {
             t.minor_faults += 1;
@@ -50,21 +56,21 @@ impl Sim {
 
     fn fault_anon(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch) -> Outcome {
         let page = touch.page as usize;
-        let pte = self.vmas[v as usize].ptes[page];
+        let pte = self.mem.vmas[v as usize].ptes[page];
         if pte & PTE_PRESENT != 0 && pte & PTE_ZERO == 0 {
             // Write to a page mapped read-only after a read swap-in: reuse it, dropping its
             // swap copy if nobody else holds the slot (do_wp_page reuse + folio_free_swap).
             let f = pte_frame(pte);
             self.try_free_swap(f);
-            self.frames[f as usize].flags |= PG_DIRTY;
-            self.vmas[v as usize].ptes[page] = pte | PTE_WRITE | PTE_DIRTY | PTE_ACCESSED;
+            self.mem.frames[f as usize].flags |= PG_DIRTY;
+            self.mem.vmas[v as usize].ptes[page] = pte | PTE_WRITE | PTE_DIRTY | PTE_ACCESSED;
             self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
             self.count_fault(tid, false);
             return Outcome::Done;
         }
         if pte == 0 && !touch.write {
             // Read of never-written memory: map the shared zero page (do_anonymous_page).
-            self.vmas[v as usize].ptes[page] = PTE_ZERO_PAGE | PTE_ACCESSED;
+            self.mem.vmas[v as usize].ptes[page] = PTE_ZERO_PAGE | PTE_ACCESSED;
             self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
             self.count_fault(tid, false);
             return Outcome::Done;
@@ -73,13 +79,13 @@ impl Sim {
             // First write: a new zeroed anonymous page (do_anonymous_page, or the copy-on-write
             // break of the zero page).
             let f = alloc_or_return!(self, tid, cpu);
-            let fr = &mut self.frames[f as usize];
+            let fr = &mut self.mem.frames[f as usize];
             // New anonymous pages start on the active list before 5.9, inactive since (§1.8).
             fr.flags |= PG_SWAPBACKED | if self.profile < crate::config::Profile::V6 { PG_ACTIVE } else { 0 };
             fr.set_owner(Owner::Anon, v, touch.page);
             self.lru_add(f);
             let w = if touch.write { PTE_DIRTY } else { 0 };
-            let vma = &mut self.vmas[v as usize];
+            let vma = &mut self.mem.vmas[v as usize];
             vma.ptes[page] = PTE_PRESENT | PTE_ACCESSED | PTE_WRITE | w | f as u64;
             vma.rss += 1;
             self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
@@ -91,22 +97,22 @@ impl Sim {
 
     fn fault_shared(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch) -> Outcome {
         let page = touch.page as usize;
-        let obj = self.vmas[v as usize].object as usize;
-        let kind = self.vmas[v as usize].kind;
-        let pte = self.vmas[v as usize].ptes[page];
+        let obj = self.mem.vmas[v as usize].object as usize;
+        let kind = self.mem.vmas[v as usize].kind;
+        let pte = self.mem.vmas[v as usize].ptes[page];
         if pte & PTE_PRESENT != 0 {
             // Shared mappings are mapped writable; a present PTE never faults on write, but a
             // write to a page mapped before can: make it writable.
-            self.vmas[v as usize].ptes[page] = pte | PTE_WRITE | PTE_DIRTY | PTE_ACCESSED;
+            self.mem.vmas[v as usize].ptes[page] = pte | PTE_WRITE | PTE_DIRTY | PTE_ACCESSED;
             self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
             self.count_fault(tid, false);
             return Outcome::Done;
         }
-        let ent = self.objects[obj].entries[page];
+        let ent = self.mem.objects[obj].entries[page];
         if ent & PTE_PRESENT != 0 {
             // In the page cache / shmem inode: map it (minor fault).
             let f = pte_frame(ent);
-            if self.frames[f as usize].has(PG_LOCKED) {
+            if self.mem.frames[f as usize].has(PG_LOCKED) {
                 self.wait_on_frame(tid, f);
                 return Outcome::Blocked;
             }
@@ -122,10 +128,10 @@ impl Sim {
         let f = alloc_or_return!(self, tid, cpu);
         if kind == MappingKind::Shmem {
             // A new shmem page (shmem_alloc_and_add_folio): swap-backed, on the inactive list.
-            let fr = &mut self.frames[f as usize];
+            let fr = &mut self.mem.frames[f as usize];
             fr.flags |= PG_SWAPBACKED | PG_DIRTY;
             fr.set_owner(Owner::Shmem, obj as u32, touch.page);
-            self.objects[obj].entries[page] = PTE_PRESENT | f as u64;
+            self.mem.objects[obj].entries[page] = PTE_PRESENT | f as u64;
             self.lru_add(f);
             self.map_shared(tid, v, page, f, touch.write);
             self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
@@ -133,16 +139,16 @@ impl Sim {
             return Outcome::Done;
         }
         // File page not cached: read it from the file's device (filemap_fault, no readahead).
-        let fr = &mut self.frames[f as usize];
+        let fr = &mut self.mem.frames[f as usize];
         fr.flags |= PG_LOCKED;
         fr.set_owner(Owner::File, obj as u32, touch.page);
         if ent & ENT_SHADOW != 0 {
-            self.workingset_refault(f, ent as u32, false);
+            self.refault(f, ent as u32, false);
         }
-        self.objects[obj].entries[page] = PTE_PRESENT | f as u64;
+        self.mem.objects[obj].entries[page] = PTE_PRESENT | f as u64;
         self.lru_add(f);
         let mut plug = Plug::default();
-        plug.add(self.objects[obj].file_base + page as u64, false, f, u32::MAX);
+        plug.add(self.mem.objects[obj].file_base + page as u64, false, f, u32::MAX);
         let at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns;
         let cpu_ns = self.submit_plug(DevRef::File, plug, at);
         self.tasks[tid as usize].clock = at + cpu_ns;
@@ -153,7 +159,7 @@ impl Sim {
 
     fn map_shared(&mut self, _tid: u32, v: u32, page: usize, f: u32, write: bool) {
         let w = if write { PTE_DIRTY } else { 0 };
-        let vma = &mut self.vmas[v as usize];
+        let vma = &mut self.mem.vmas[v as usize];
         vma.ptes[page] = PTE_PRESENT | PTE_ACCESSED | PTE_WRITE | w | f as u64;
         vma.rss += 1;
     }
@@ -162,8 +168,8 @@ impl Sim {
     fn swapin(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch, entry: u64, shmem: bool) -> Outcome {
         let (dev, slot) = (swp_dev(entry), swp_slot(entry));
         let page = touch.page as usize;
-        let fault_vpn = self.vmas[v as usize].start_vpn + page as u64;
-        let cached = self.swaps[dev].cache[slot as usize];
+        let fault_vpn = self.mem.vmas[v as usize].start_vpn + page as u64;
+        let cached = self.swap.areas[dev].cache[slot as usize];
         if cached != NONE {
             let f = cached;
             let issued_by_us = self.tasks[tid as usize].fault_was_major;
@@ -173,15 +179,15 @@ impl Sim {
                 // folio still marked for immediate reclaim after swap-out also tests (and
                 // clears) as a readahead hit - and is then not rotated at writeback end.
                 let alias = if self.profile < crate::config::Profile::V6 { PG_RECLAIM } else { 0 };
-                let was_ra = self.frames[f as usize].flags & (PG_READAHEAD | alias) != 0;
-                self.frames[f as usize].flags &= !(PG_READAHEAD | alias);
+                let was_ra = self.mem.frames[f as usize].flags & (PG_READAHEAD | alias) != 0;
+                self.mem.frames[f as usize].flags &= !(PG_READAHEAD | alias);
                 if was_ra {
-                    self.vm.swap_ra_hit += 1;
+                    self.stats.vm.swap_ra_hit += 1;
                 }
-                let info = &mut self.vmas[v as usize].ra_info;
-                self.ra.on_cache_hit(was_ra, shmem, info, fault_vpn);
+                let info = &mut self.mem.vmas[v as usize].ra_info;
+                self.swap.ra.on_cache_hit(was_ra, shmem, info, fault_vpn);
             }
-            if self.frames[f as usize].has(PG_LOCKED) {
+            if self.mem.frames[f as usize].has(PG_LOCKED) {
                 // Read still in flight: sleep on the folio lock and retry the fault, as
                 // folio_lock_or_retry does (PG_readahead is already clear, so the retry's
                 // lookup does not count the hit again).
@@ -190,35 +196,31 @@ impl Sim {
             }
             let major = std::mem::take(&mut self.tasks[tid as usize].fault_was_major);
             self.map_swapped_in(tid, v, page, f, dev, slot, touch.write, shmem);
-            self.tasks[tid as usize].clock += if major { self.costs.major_fault_cpu_ns / 2 } else { self.costs.cache_hit_fault_ns };
+            self.tasks[tid as usize].clock += if major { self.costs.major_fault_cpu_ns / MAJOR_FAULT_RETRY_SHARE } else { self.costs.cache_hit_fault_ns };
             self.count_fault(tid, major);
             return Outcome::Done;
         }
-        let area = &self.swaps[dev];
+        let area = &self.swap.areas[dev];
         let sync = area.device.params.synchronous;
-        if !shmem && sync && self.swap_cache_bypass && area.count(slot) == 1 {
+        if !shmem && sync && self.swap.cache_bypass && area.count(slot) == 1 {
             // SWP_SYNCHRONOUS_IO bypass (§1.7): no swap cache, no readahead, read in place.
             let f = alloc_or_return!(self, tid, cpu);
-            let fr = &mut self.frames[f as usize];
+            let fr = &mut self.mem.frames[f as usize];
             fr.flags |= PG_SWAPBACKED;
-            let shadow = self.swaps[dev].shadow[slot as usize];
+            let shadow = self.swap.areas[dev].shadow[slot as usize];
             if shadow != 0 {
-                self.workingset_refault(f, shadow, true);
+                self.refault(f, shadow, true);
             }
             self.lru_add(f);
-            let d = &mut self.swaps[dev].device;
-            let cpu_ns = d.sync_cpu_ns(1, false) + if d.params.block_layer { d.params.block_layer_cpu_ns } else { 0 };
-            d.sync_io(crate::device::Request { start: slot as u64, pages: 1, write: false });
-            self.vm.pswpin += 1;
-            self.vm.pgpgin += 4;
+            let cpu_ns = self.swap_read_folio_sync(dev, slot);
             // Map, then drop the PTE's reference: the slot (count 1, no cache) is freed.
-            self.frames[f as usize].set_owner(Owner::Anon, v, touch.page);
+            self.mem.frames[f as usize].set_owner(Owner::Anon, v, touch.page);
             let w = if touch.write { PTE_DIRTY } else { 0 };
-            let vma = &mut self.vmas[v as usize];
+            let vma = &mut self.mem.vmas[v as usize];
             vma.ptes[page] = PTE_PRESENT | PTE_ACCESSED | PTE_WRITE | w | f as u64;
             vma.rss += 1;
             vma.swapents -= 1;
-            self.frames[f as usize].flags |= PG_DIRTY;
+            self.mem.frames[f as usize].flags |= PG_DIRTY;
             self.put_swap_ref(dev, slot);
             self.tasks[tid as usize].clock += self.costs.major_fault_cpu_ns + cpu_ns;
             self.count_fault(tid, true);
@@ -227,86 +229,81 @@ impl Sim {
         // Swap-cache miss: readahead around the target (§1.2-§1.6), then sleep on the target.
         let target = alloc_or_return!(self, tid, cpu);
         self.add_to_swap_cache_for_read(target, dev, slot, false);
-        let mut plugs: Vec<Plug> = (0..self.swaps.len()).map(|_| Plug::default()).collect();
+        let mut plugs = SwapPlugs::new(self.swap.areas.len());
+        let store_cpu = self.swapin_readahead(tid, cpu, v, (dev, slot), target, fault_vpn, shmem, &mut plugs);
+        let at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns + store_cpu;
+        let cpu_ns = plugs.submit(self, at);
+        self.tasks[tid as usize].clock = at + cpu_ns;
+        self.tasks[tid as usize].fault_was_major = true;
+        if !self.mem.frames[target as usize].has(PG_LOCKED) {
+            // The fronting store had the page: it is up to date, map it now.
+            return self.swapin(tid, cpu, v, touch, entry, shmem);
+        }
+        self.wait_on_frame(tid, target);
+        Outcome::Blocked
+    }
+
+    /// Read the target folio and its readahead window (the policy's `Window`) into `plugs`:
+    /// `swap_cluster_readahead` / `swap_vma_readahead`. Returns the CPU of store hits.
+    #[allow(clippy::too_many_arguments)]
+    fn swapin_readahead(&mut self, tid: u32, cpu: usize, v: u32, (dev, slot): (usize, u32), target: u32, fault_vpn: u64, shmem: bool, plugs: &mut SwapPlugs) -> u64 {
         let (vma_start, vma_end) = {
-            let vma = &self.vmas[v as usize];
+            let vma = &self.mem.vmas[v as usize];
             (vma.start_vpn, vma.start_vpn + vma.ptes.len() as u64)
         };
         let window = {
             let ctx = FaultCtx {
                 offset: slot,
-                map: &self.swaps[dev].map,
+                map: &self.swap.areas[dev].map,
                 page_cluster: self.cfg.config.kernel.page_cluster,
                 fault_vpn,
                 vma_start,
                 vma_end,
                 shmem,
             };
-            let mut info = self.vmas[v as usize].ra_info;
-            let w = self.ra.window(&ctx, &mut info);
-            self.vmas[v as usize].ra_info = info;
+            let mut info = self.mem.vmas[v as usize].ra_info;
+            let w = self.swap.ra.window(&ctx, &mut info);
+            self.mem.vmas[v as usize].ra_info = info;
             w
         };
-        let max_req = |s: &Sim, d: usize| s.swaps[d].device.params.max_request_pages;
         let mark_cached = self.profile < crate::config::Profile::V4_14;
+        let mut store_cpu = 0;
         match window {
-            Window::TargetOnly => {
-                let m = max_req(self, dev);
-                plugs[dev].add(slot as u64, false, target, m);
-            }
+            Window::TargetOnly => store_cpu += self.swap_read_folio(target, dev, slot, plugs),
             Window::Slots { lo, hi } => {
-                let m = max_req(self, dev);
                 for s in lo..=hi {
                     if s == slot {
-                        plugs[dev].add(s as u64, false, target, m);
-                        continue;
-                    }
-                    if let Some(f) = self.readahead_one(tid, cpu, dev, s, mark_cached) {
-                        plugs[dev].add(s as u64, false, f, m);
+                        store_cpu += self.swap_read_folio(target, dev, s, plugs);
+                    } else if let Some(f) = self.readahead_one(tid, cpu, dev, s, mark_cached) {
+                        store_cpu += self.swap_read_folio(f, dev, s, plugs);
                     }
                 }
             }
             Window::Virtual { start, end } => {
                 for vpn in start..end {
-                    let idx = (vpn - vma_start) as usize;
                     if vpn == fault_vpn {
-                        let m = max_req(self, dev);
-                        plugs[dev].add(slot as u64, false, target, m);
+                        store_cpu += self.swap_read_folio(target, dev, slot, plugs);
                         continue;
                     }
-                    let e = self.vmas[v as usize].ptes[idx];
+                    let e = self.mem.vmas[v as usize].ptes[(vpn - vma_start) as usize];
                     if e & PTE_SWAP == 0 {
                         continue;
                     }
                     let (d2, s2) = (swp_dev(e), swp_slot(e));
                     if let Some(f) = self.readahead_one(tid, cpu, d2, s2, mark_cached) {
-                        let m = max_req(self, d2);
-                        plugs[d2].add(s2 as u64, false, f, m);
+                        store_cpu += self.swap_read_folio(f, d2, s2, plugs);
                     }
                 }
             }
         }
-        let mut at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns;
-        for (d, plug) in plugs.into_iter().enumerate() {
-            if plug.is_empty() {
-                continue;
-            }
-            let pages: u64 = plug.requests.iter().map(|(r, _)| r.pages as u64).sum();
-            self.vm.pswpin += pages;
-            let cpu_ns = self.submit_plug(DevRef::Swap(d), plug, at);
-            at += cpu_ns;
-        }
-        self.tasks[tid as usize].clock = at;
-        self.tasks[tid as usize].fault_was_major = true;
-        self.wait_on_frame(tid, target);
-        Outcome::Blocked
+        store_cpu
     }
 
     /// One non-target page of a readahead window (`__read_swap_cache_async` for a slot that is
     /// in use and not cached): a new locked swap-cache page marked PG_readahead, counted in
     /// `swap_ra`. Returns None for holes, cached slots, or when memory is short.
     fn readahead_one(&mut self, tid: u32, cpu: usize, dev: usize, slot: u32, mark_cached: bool) -> Option<u32> {
-        let area = &self.swaps[dev];
+        let area = &self.swap.areas[dev];
         if !area.in_use(slot) {
             return None;
         }
@@ -314,7 +311,7 @@ impl Sim {
         if cached != NONE {
             if mark_cached {
                 // Pre-4.14 marking: every non-target page returned, cached or not (§1.2.2).
-                self.frames[cached as usize].flags |= PG_READAHEAD;
+                self.mem.frames[cached as usize].flags |= PG_READAHEAD;
             }
             return None;
         }
@@ -323,24 +320,8 @@ impl Sim {
         }
         let f = self.try_alloc_nowait(tid, cpu)?;
         self.add_to_swap_cache_for_read(f, dev, slot, true);
-        self.vm.swap_ra += 1;
+        self.stats.vm.swap_ra += 1;
         Some(f)
-    }
-
-    /// A freshly allocated frame enters the swap cache for a read: locked, swap-backed,
-    /// refault-checked against the slot's shadow, then on the LRU (§1.2.2).
-    fn add_to_swap_cache_for_read(&mut self, f: u32, dev: usize, slot: u32, readahead: bool) {
-        let fr = &mut self.frames[f as usize];
-        fr.flags |= PG_SWAPBACKED | PG_LOCKED | if readahead { PG_READAHEAD } else { 0 };
-        fr.set_swap(dev, slot);
-        let area = &mut self.swaps[dev];
-        area.cache[slot as usize] = f;
-        area.map[slot as usize] |= SWAP_HAS_CACHE;
-        let shadow = std::mem::take(&mut area.shadow[slot as usize]);
-        if shadow != 0 {
-            self.workingset_refault(f, shadow, true);
-        }
-        self.lru_add(f);
     }
 
     /// Map a swap-cache page into the faulting task and drop the entry's reference (§1.1).
@@ -349,18 +330,18 @@ impl Sim {
         if shmem {
             // shmem_swapin_folio: the folio moves from the swap cache into the inode, its swap
             // entry is freed and the folio is dirty.
-            let obj = self.vmas[v as usize].object;
-            self.frames[f as usize].set_owner(Owner::Shmem, obj, page as u32);
-            self.objects[obj as usize].entries[page] = PTE_PRESENT | f as u64;
-            self.delete_from_swap_cache(f, false);
+            let obj = self.mem.vmas[v as usize].object;
+            self.mem.frames[f as usize].set_owner(Owner::Shmem, obj, page as u32);
+            self.mem.objects[obj as usize].entries[page] = PTE_PRESENT | f as u64;
+            self.delete_from_swap_cache(f, 0);
             self.put_swap_ref(dev, slot);
-            self.frames[f as usize].flags |= PG_DIRTY;
+            self.mem.frames[f as usize].flags |= PG_DIRTY;
             self.map_shared(_tid, v, page, f, write);
             return;
         }
-        self.frames[f as usize].set_owner(Owner::Anon, v, page as u32);
+        self.mem.frames[f as usize].set_owner(Owner::Anon, v, page as u32);
         {
-            let vma = &mut self.vmas[v as usize];
+            let vma = &mut self.mem.vmas[v as usize];
             vma.rss += 1;
             vma.swapents -= 1;
         }
@@ -369,6 +350,6 @@ impl Sim {
         let freed = (write || self.vm_swap_full()) && self.try_free_swap(f);
         let writable = write || freed;
         let bits = PTE_PRESENT | PTE_ACCESSED | if writable { PTE_WRITE } else { 0 } | if write { PTE_DIRTY } else { 0 };
-        self.vmas[v as usize].ptes[page] = bits | f as u64;
+        self.mem.vmas[v as usize].ptes[page] = bits | f as u64;
     }
 }

@@ -17,37 +17,25 @@ impl Sim {
             }
         };
         // Frames conserved: free list + in-use = all; free frames carry no state.
-        let inuse = self.frames.iter().filter(|f| f.has(PG_INUSE)).count();
-        if inuse + self.free_list.len() != self.frames.len() {
-            e(format!("frames not conserved: {inuse} in use + {} free != {}", self.free_list.len(), self.frames.len()));
+        let inuse = self.mem.frames.iter().filter(|f| f.has(PG_INUSE)).count();
+        if inuse + self.mem.free_list.len() != self.mem.frames.len() {
+            e(format!("frames not conserved: {inuse} in use + {} free != {}", self.mem.free_list.len(), self.mem.frames.len()));
         }
-        for &f in &self.free_list {
-            if self.frames[f as usize].flags != 0 {
-                e(format!("free frame {f} has flags {:#x}", self.frames[f as usize].flags));
+        for &f in &self.mem.free_list {
+            if self.mem.frames[f as usize].flags != 0 {
+                e(format!("free frame {f} has flags {:#x}", self.mem.frames[f as usize].flags));
             }
         }
-        if self.memcg_limit.is_some() && self.charged != inuse as u64 {
-            e(format!("memcg charge {} != pages in use {inuse}", self.charged));
+        if self.mem.memcg_limit.is_some() && self.mem.charged != inuse as u64 {
+            e(format!("memcg charge {} != pages in use {inuse}", self.mem.charged));
         }
-        // LRU lists: lengths match the flags.
-        let mut per_list = [0u64; 4];
-        for f in self.frames.iter() {
-            if let Some(l) = Lrus::list_of(f) {
-                per_list[l as usize] += 1;
-                if !f.has(PG_INUSE) {
-                    e("a free frame is on an LRU list".into());
-                }
-                if l.is_anon() != f.has(PG_SWAPBACKED) {
-                    e("a frame is on the wrong LRU type".into());
-                }
-            }
-        }
-        if per_list != self.lru.len {
-            e(format!("LRU lengths {:?} != frames flagged {:?}", self.lru.len, per_list));
+        // The LRU policy's own state (list lengths match the flags, ...).
+        for err in self.reclaim.policy_ref().check(&self.mem.frames) {
+            e(err);
         }
         // Swap references: count every swap entry in PTEs and shmem inodes.
-        let mut refs: Vec<Vec<u32>> = self.swaps.iter().map(|s| vec![0; s.slots as usize]).collect();
-        for (vi, v) in self.vmas.iter().enumerate() {
+        let mut refs: Vec<Vec<u32>> = self.swap.areas.iter().map(|s| vec![0; s.slots as usize]).collect();
+        for (vi, v) in self.mem.vmas.iter().enumerate() {
             for (i, &pte) in v.ptes.iter().enumerate() {
                 if pte & PTE_ZERO != 0 {
                     if v.kind != MappingKind::Anon || pte & PTE_WRITE != 0 {
@@ -55,12 +43,12 @@ impl Sim {
                     }
                 } else if pte & PTE_PRESENT != 0 {
                     let f = pte_frame(pte) as usize;
-                    if f >= self.frames.len() || !self.frames[f].has(PG_INUSE) {
+                    if f >= self.mem.frames.len() || !self.mem.frames[f].has(PG_INUSE) {
                         e(format!("vma {vi} page {i} maps frame {f} which is free"));
                         continue;
                     }
                     if v.kind == MappingKind::Anon {
-                        let fr = &self.frames[f];
+                        let fr = &self.mem.frames[f];
                         if fr.owner_kind() != Owner::Anon || fr.owner != vi as u32 || fr.index != i as u32 {
                             e(format!("rmap mismatch: vma {vi} page {i} -> frame {f} owned by {:?} {} {}", fr.owner_kind(), fr.owner, fr.index));
                         }
@@ -73,16 +61,16 @@ impl Sim {
                 }
             }
         }
-        for o in &self.objects {
+        for o in &self.mem.objects {
             for &ent in &o.entries {
                 if ent & PTE_SWAP != 0 {
                     refs[swp_dev(ent)][swp_slot(ent) as usize] += 1;
-                } else if ent & PTE_PRESENT != 0 && !self.frames[pte_frame(ent) as usize].has(PG_INUSE) {
+                } else if ent & PTE_PRESENT != 0 && !self.mem.frames[pte_frame(ent) as usize].has(PG_INUSE) {
                     e("an inode entry points at a free frame".into());
                 }
             }
         }
-        for (d, s) in self.swaps.iter().enumerate() {
+        for (d, s) in self.swap.areas.iter().enumerate() {
             let mut used = 0u64;
             for slot in 1..s.slots as usize {
                 let m = s.map[slot];
@@ -101,7 +89,7 @@ impl Sim {
                 if has_cache != (f != NONE) {
                     e(format!("swap {d} slot {slot}: HAS_CACHE={has_cache} but cache index {f}"));
                 } else if f != NONE {
-                    let fr = &self.frames[f as usize];
+                    let fr = &self.mem.frames[f as usize];
                     if !fr.has(PG_SWAPCACHE) || fr.slot != slot as u32 || fr.swap_dev() != d {
                         e(format!("swap {d} slot {slot}: cached frame {f} does not point back"));
                     }
@@ -114,20 +102,20 @@ impl Sim {
                 e(format!("swap {d}: {used} slots in use but inuse = {}", s.inuse));
             }
         }
-        for (fi, fr) in self.frames.iter().enumerate() {
+        for (fi, fr) in self.mem.frames.iter().enumerate() {
             if fr.has(PG_SWAPCACHE) {
-                let s = &self.swaps[fr.swap_dev()];
+                let s = &self.swap.areas[fr.swap_dev()];
                 if s.cache[fr.slot as usize] != fi as u32 {
                     e(format!("frame {fi} claims swap slot {} which caches {}", fr.slot, s.cache[fr.slot as usize]));
                 }
             }
         }
-        let wb = self.frames.iter().filter(|f| f.has(PG_WRITEBACK)).count() as u64;
-        if wb != self.nr_writeback {
-            e(format!("nr_writeback {} != frames under writeback {wb}", self.nr_writeback));
+        let wb = self.mem.frames.iter().filter(|f| f.has(PG_WRITEBACK)).count() as u64;
+        if wb != self.io.nr_writeback {
+            e(format!("nr_writeback {} != frames under writeback {wb}", self.io.nr_writeback));
         }
         // Counters consistent with each other.
-        let v = &self.vm;
+        let v = &self.stats.vm;
         if v.pgmajfault > v.pgfault {
             e("pgmajfault > pgfault".into());
         }
@@ -135,7 +123,7 @@ impl Sim {
             e("pgsteal exceeds pgscan".into());
         }
         // Global reclaim is counted both by reclaimer and by type; memcg limit reclaim by type only.
-        let exact = self.memcg_limit.is_none();
+        let exact = self.mem.memcg_limit.is_none();
         if (v.pgsteal_anon + v.pgsteal_file < v.pgsteal_kswapd + v.pgsteal_direct) || (exact && v.pgsteal_anon + v.pgsteal_file != v.pgsteal_kswapd + v.pgsteal_direct) {
             e("pgsteal by type != pgsteal by reclaimer".into());
         }

@@ -37,8 +37,6 @@ use crate::mm::*;
 use crate::workload::{Op, Touch};
 use std::collections::VecDeque;
 
-const PAGE: u64 = 4096;
-
 /// One channel's state.
 #[derive(Clone, Debug, Default)]
 pub struct Channel {
@@ -120,7 +118,7 @@ impl Sim {
             return Outcome::Blocked;
         }
         // Kernel pages for the bytes in flight (alloc_skb / pipe buffer page).
-        let need = (ch.used + size).div_ceil(PAGE) as usize;
+        let need = (ch.used + size).div_ceil(PAGE_SIZE) as usize;
         while self.ipc.chans[chan].frames.len() < need {
             match self.alloc_page(tid, cpu) {
                 Alloc::Frame(f) => {
@@ -159,7 +157,7 @@ impl Sim {
             return Outcome::Blocked;
         };
         ch.used -= size as u64;
-        let keep = ch.used.div_ceil(PAGE) as usize;
+        let keep = ch.used.div_ceil(PAGE_SIZE) as usize;
         let writable = ch.used * 2 <= ch.capacity && !ch.send_waiters.is_empty();
         while self.ipc.chans[chan].frames.len() > keep {
             let f = self.ipc.chans[chan].frames.pop().expect("len > keep");
@@ -184,43 +182,24 @@ impl Sim {
         Outcome::Done
     }
 
-    /// `folio_mark_accessed` (§3.10): PG_referenced first, activation on the second access.
-    pub(crate) fn mark_page_accessed(&mut self, f: u32) {
-        let fr = &mut self.frames[f as usize];
-        if !fr.has(PG_REFERENCED) {
-            fr.flags |= PG_REFERENCED;
-            return;
-        }
-        if fr.has(PG_ACTIVE) || !fr.has(PG_LRU) || fr.has(PG_LOCKED) {
-            return;
-        }
-        let anon = fr.is_anon_type();
-        self.lru.remove(&mut self.frames, f);
-        let fr = &mut self.frames[f as usize];
-        fr.flags = (fr.flags | PG_ACTIVE) & !PG_REFERENCED;
-        self.lru.add_head(&mut self.frames, f, LruList::of(anon, true));
-        self.vm.pgactivate += 1;
-        self.age_nonresident(1); // workingset_activation
-    }
-
     /// Buffered read()/write() of one page of file mapping `mi` (generic_file_read_iter /
     /// generic_perform_write through the page cache).
     fn file_io(&mut self, tid: u32, cpu: usize, mi: usize, touch: Touch) -> Outcome {
         let v = self.tasks[tid as usize].vmas[mi] as usize;
-        let obj = self.vmas[v].object as usize;
+        let obj = self.mem.vmas[v].object as usize;
         let page = touch.page as usize;
-        let ent = self.objects[obj].entries[page];
+        let ent = self.mem.objects[obj].entries[page];
         let cost = self.costs.syscall_page_ns;
         if ent & PTE_PRESENT != 0 {
             let f = pte_frame(ent);
-            if self.frames[f as usize].has(PG_LOCKED) {
+            if self.mem.frames[f as usize].has(PG_LOCKED) {
                 // Read in flight (ours or another reader's): sleep on the folio lock.
                 self.wait_on_frame(tid, f);
                 return Outcome::Blocked;
             }
             self.mark_page_accessed(f);
             if touch.write {
-                self.frames[f as usize].flags |= PG_DIRTY;
+                self.mem.frames[f as usize].flags |= PG_DIRTY;
             }
             let t = &mut self.tasks[tid as usize];
             t.clock += cost;
@@ -237,17 +216,17 @@ impl Sim {
             Alloc::Blocked => return Outcome::Blocked,
             Alloc::Killed => return Outcome::Killed,
         };
-        let fr = &mut self.frames[f as usize];
+        let fr = &mut self.mem.frames[f as usize];
         fr.set_owner(Owner::File, obj as u32, touch.page);
         if ent & ENT_SHADOW != 0 {
-            self.workingset_refault(f, ent as u32, false);
+            self.refault(f, ent as u32, false);
         }
-        self.objects[obj].entries[page] = PTE_PRESENT | f as u64;
+        self.mem.objects[obj].entries[page] = PTE_PRESENT | f as u64;
         self.lru_add(f);
         self.tasks[tid as usize].clock += self.costs.alloc_page_ns;
         if touch.write {
             // A whole-page write needs no read: the new page is dirty and accessed.
-            self.frames[f as usize].flags |= PG_DIRTY;
+            self.mem.frames[f as usize].flags |= PG_DIRTY;
             self.mark_page_accessed(f);
             let t = &mut self.tasks[tid as usize];
             t.clock += cost;
@@ -257,9 +236,9 @@ impl Sim {
         }
         // Read miss: read the page from the file's device and sleep on it; the retry finds it
         // cached and marks it accessed.
-        self.frames[f as usize].flags |= PG_LOCKED;
+        self.mem.frames[f as usize].flags |= PG_LOCKED;
         let mut plug = Plug::default();
-        plug.add(self.objects[obj].file_base + page as u64, false, f, u32::MAX);
+        plug.add(self.mem.objects[obj].file_base + page as u64, false, f, u32::MAX);
         let at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns;
         let cpu_ns = self.submit_plug(DevRef::File, plug, at);
         self.tasks[tid as usize].clock = at + cpu_ns;

@@ -1,12 +1,14 @@
 //! Page allocation (watermarks, kswapd wake-up, direct reclaim, throttling, OOM), freeing,
-//! swap references and process teardown.
+//! the LRU hooks of the fault paths, and process teardown.
 
 use super::{Sim, TState};
 use crate::mm::*;
-use crate::swap::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
+use crate::reclaim::{RefaultCtx, MAX_RECLAIM_RETRIES};
 
-/// MAX_RECLAIM_RETRIES (§3.1): allocator loops without progress before OOM.
-pub const MAX_RECLAIM_RETRIES: u32 = 16;
+/// An allocation that keeps making reclaim progress which other tasks keep eating yields a
+/// jiffy after this many attempts rather than spin (the kernel's `cond_resched` /
+/// `should_reclaim_retry` back-off, which the model has no finer picture of).
+const ALLOC_LOOPS_BEFORE_YIELD: u32 = 64;
 
 pub(crate) enum Alloc {
     Frame(u32),
@@ -18,20 +20,20 @@ pub(crate) enum Alloc {
 
 impl Sim {
     pub fn nr_free(&self) -> u64 {
-        self.free_list.len() as u64
+        self.mem.nr_free()
     }
 
     #[inline]
     fn take_frame(&mut self) -> u32 {
-        let f = self.free_list.pop().expect("caller checked free pages");
-        self.frames[f as usize] = Frame { flags: PG_INUSE, ..Frame::FREE };
-        self.charged += 1;
-        self.vm.pgalloc_normal += 1;
+        let f = self.mem.free_list.pop().expect("caller checked free pages");
+        self.mem.frames[f as usize] = Frame { flags: PG_INUSE, ..Frame::FREE };
+        self.mem.charged += 1;
+        self.stats.vm.pgalloc_normal += 1;
         f
     }
 
     fn memcg_over(&self) -> bool {
-        matches!(self.memcg_limit, Some(l) if self.charged >= l)
+        matches!(self.mem.memcg_limit, Some(l) if self.mem.charged >= l)
     }
 
     /// Allocate a page for task `tid` (running on `cpu`), reclaiming as the kernel's slow path
@@ -43,7 +45,7 @@ impl Sim {
             loops += 1;
             if self.memcg_over() {
                 let got = self.direct_reclaim(tid, cpu, true);
-                if !self.memcg_over() && self.nr_free() > self.wm.min {
+                if !self.memcg_over() && self.nr_free() > self.mem.wm.min {
                     self.tasks[tid as usize].no_progress = 0;
                     return Alloc::Frame(self.take_frame());
                 }
@@ -53,15 +55,15 @@ impl Sim {
                 }
             }
             let free = self.nr_free();
-            if free > self.wm.low {
+            if free > self.mem.wm.low {
                 return Alloc::Frame(self.take_frame());
             }
             self.wakeup_kswapd();
-            if free > self.wm.min {
+            if free > self.mem.wm.min {
                 return Alloc::Frame(self.take_frame());
             }
             let got = self.direct_reclaim(tid, cpu, false);
-            if self.nr_free() > self.wm.min {
+            if self.nr_free() > self.mem.wm.min {
                 self.tasks[tid as usize].no_progress = 0;
                 return Alloc::Frame(self.take_frame());
             }
@@ -74,18 +76,18 @@ impl Sim {
 
     /// `should_reclaim_retry` and friends after a direct reclaim that did not free enough.
     fn after_reclaim(&mut self, tid: u32, got: u64, loops: u32) -> Option<Alloc> {
-        if got == 0 && self.nr_writeback > 0 {
+        if got == 0 && self.io.nr_writeback > 0 {
             // Reclaim found pages only under writeback: sleep until writeback progresses
             // (reclaim_throttle WRITEBACK, HZ/10), then retry the fault.
             let t = &mut self.tasks[tid as usize];
             t.dr_throttle_since = Some(t.clock);
-            let timeout = self.jiffy_ns * (self.cfg.config.kernel.hz as u64 / 10).max(1);
+            let timeout = self.hz_div_10_ns();
             self.throttle_on_writeback(tid, timeout);
             return Some(Alloc::Blocked);
         }
         if got > 0 {
             self.tasks[tid as usize].no_progress = 0;
-            if loops > 64 {
+            if loops > ALLOC_LOOPS_BEFORE_YIELD {
                 // Progress that others keep eating: yield a jiffy rather than spin.
                 let t = &mut self.tasks[tid as usize];
                 let at = t.clock + self.jiffy_ns;
@@ -111,10 +113,10 @@ impl Sim {
 
     /// Pages reclaim could still free: file LRU, plus anon LRU while swap has room (§3.3).
     pub fn reclaimable_pages(&self) -> u64 {
-        let file = self.lru.size(LruList::InactiveFile) + self.lru.size(LruList::ActiveFile);
-        let anon = self.lru.size(LruList::InactiveAnon) + self.lru.size(LruList::ActiveAnon);
-        let swap_free: u64 = self.swaps.iter().map(|s| s.free_slots()).sum();
-        file + if swap_free > 0 { anon } else { 0 }
+        let l = self.reclaim.lru_sizes();
+        let file = l[LruList::InactiveFile as usize] + l[LruList::ActiveFile as usize];
+        let anon = l[LruList::InactiveAnon as usize] + l[LruList::ActiveAnon as usize];
+        file + if self.swap.free_pages() > 0 { anon } else { 0 }
     }
 
     /// A page without blocking: used for readahead pages, which are skipped when memory is
@@ -126,8 +128,8 @@ impl Sim {
                 return None;
             }
         }
-        if self.nr_free() > self.wm.min {
-            if self.nr_free() <= self.wm.low {
+        if self.nr_free() > self.mem.wm.min {
+            if self.nr_free() <= self.mem.wm.low {
                 self.wakeup_kswapd();
             }
             return Some(self.take_frame());
@@ -136,151 +138,91 @@ impl Sim {
     }
 
     pub(crate) fn free_frame(&mut self, f: u32) {
-        debug_assert!(!self.frames[f as usize].has(PG_LRU));
-        self.frames[f as usize] = Frame::FREE;
-        self.free_list.push(f);
-        self.charged -= 1;
-        self.vm.pgfree += 1;
+        debug_assert!(!self.mem.frames[f as usize].has(PG_LRU));
+        self.mem.frames[f as usize] = Frame::FREE;
+        self.mem.free_list.push(f);
+        self.mem.charged -= 1;
+        self.stats.vm.pgfree += 1;
     }
 
-    /// `folio_add_lru` (§1.8, §3.10): inactive head unless PG_active was set (refault
-    /// activation, or a new anonymous page before 5.9).
+    /// `folio_add_lru` (§1.8, §3.10): the policy places the folio by its flags.
     pub(crate) fn lru_add(&mut self, f: u32) {
-        let fr = &self.frames[f as usize];
-        let l = LruList::of(fr.is_anon_type(), fr.has(PG_ACTIVE));
-        self.lru.add_head(&mut self.frames, f, l);
+        self.reclaim.policy().folio_add(&mut self.mem.frames, f);
     }
 
-    /// Drop one swap-map reference of (dev, slot) held by a PTE or shmem entry
-    /// (`free_swap_and_cache`, §2.5): at zero, a cache-only slot's folio is dropped when it is
-    /// not busy, and the slot is freed once no cache holds it.
-    pub(crate) fn put_swap_ref(&mut self, dev: usize, slot: u32) {
-        let area = &mut self.swaps[dev];
-        let m = area.map[slot as usize];
-        debug_assert!(m & SWAP_COUNT_MASK > 0, "put on slot {slot} with count 0");
-        let m = m - 1;
-        area.map[slot as usize] = m;
-        if m & SWAP_COUNT_MASK != 0 {
-            return;
-        }
-        if m & SWAP_HAS_CACHE != 0 {
-            let f = area.cache[slot as usize];
-            let fr = &self.frames[f as usize];
-            if !fr.has(PG_WRITEBACK) && !fr.has(PG_LOCKED) && fr.owner_kind() == Owner::None {
-                // Unmapped cache-only folio: reclaim it now (__try_to_reclaim_swap).
-                self.delete_from_swap_cache(f, false);
-                if self.frames[f as usize].has(PG_LRU) {
-                    self.lru.remove(&mut self.frames, f);
-                }
-                self.free_frame(f);
-            }
-            return;
-        }
-        area.cache[slot as usize] = NONE;
-        area.release(slot);
+    /// `folio_mark_accessed` (§3.10): an access through a file descriptor.
+    pub(crate) fn mark_page_accessed(&mut self, f: u32) {
+        self.reclaim.policy().mark_accessed(&mut self.mem.frames, f, &mut self.stats.vm);
     }
 
-    /// Remove a folio from the swap cache, optionally leaving a workingset shadow (eviction),
-    /// and free the slot if nothing references it any more.
-    pub(crate) fn delete_from_swap_cache(&mut self, f: u32, shadow: bool) {
-        let fr = self.frames[f as usize];
-        debug_assert!(fr.has(PG_SWAPCACHE));
-        let (dev, slot) = (fr.swap_dev(), fr.slot);
-        let sh = if shadow && self.workingset_anon { self.workingset_eviction(f) } else { 0 };
-        let area = &mut self.swaps[dev];
-        area.cache[slot as usize] = NONE;
-        area.map[slot as usize] &= !SWAP_HAS_CACHE;
-        self.frames[f as usize].clear_swap();
-        if area.map[slot as usize] == 0 {
-            area.release(slot);
-        } else {
-            area.shadow[slot as usize] = sh;
-        }
-    }
-
-    /// `folio_free_swap`: drop the swap copy of a folio nobody else references; the folio
-    /// becomes dirty (its only copy is in memory now).
-    pub(crate) fn try_free_swap(&mut self, f: u32) -> bool {
-        let fr = self.frames[f as usize];
-        if !fr.has(PG_SWAPCACHE) || fr.has(PG_WRITEBACK) {
-            return false;
-        }
-        let count = self.swaps[fr.swap_dev()].count(fr.slot);
-        if count != 0 {
-            return false;
-        }
-        self.delete_from_swap_cache(f, false);
-        self.frames[f as usize].flags |= PG_DIRTY;
-        true
-    }
-
-    /// `vm_swap_full()`: more than half of all swap in use (§2.1).
-    pub fn vm_swap_full(&self) -> bool {
-        let total: u64 = self.swaps.iter().map(|s| s.slots as u64 - 1).sum();
-        let free: u64 = self.swaps.iter().map(|s| s.free_slots()).sum();
-        free * 2 < total
+    /// `workingset_refault` (§4.3): folio `f` is read back in over `shadow`; the policy sets
+    /// the flags that place it before `lru_add`.
+    pub(crate) fn refault(&mut self, f: u32, shadow: u32, anon: bool) {
+        let swap_free = self.swap.free_pages();
+        let ctx = RefaultCtx { frames: &mut self.mem.frames, vm: &mut self.stats.vm, swap_free };
+        self.reclaim.policy().refault(ctx, f, shadow, anon);
     }
 
     /// Unmap and free everything a VMA holds (exit_mmap / OOM reaper).
     pub(crate) fn zap_vma(&mut self, v: u32) {
-        let kind = self.vmas[v as usize].kind;
-        let n = self.vmas[v as usize].ptes.len();
+        let kind = self.mem.vmas[v as usize].kind;
+        let n = self.mem.vmas[v as usize].ptes.len();
         for i in 0..n {
-            let pte = self.vmas[v as usize].ptes[i];
+            let pte = self.mem.vmas[v as usize].ptes[i];
             if pte == 0 {
                 continue;
             }
-            self.vmas[v as usize].ptes[i] = 0;
+            self.mem.vmas[v as usize].ptes[i] = 0;
             if pte & PTE_ZERO != 0 {
                 continue;
             }
             if pte & PTE_PRESENT != 0 {
                 let f = pte_frame(pte);
                 if kind == crate::config::MappingKind::Anon {
-                    self.frames[f as usize].set_owner(Owner::None, NONE, 0);
+                    self.mem.frames[f as usize].set_owner(Owner::None, NONE, 0);
                     self.release_unmapped(f);
                 }
             } else if pte & PTE_SWAP != 0 {
                 self.put_swap_ref(swp_dev(pte), swp_slot(pte));
             }
         }
-        let vma = &mut self.vmas[v as usize];
+        let vma = &mut self.mem.vmas[v as usize];
         vma.rss = 0;
         vma.swapents = 0;
         let obj = vma.object;
         if obj != NONE {
             // The last mapping of a shmem object or file goes away: drop its pages.
-            let entries = std::mem::take(&mut self.objects[obj as usize].entries);
-            let shmem = self.objects[obj as usize].kind == crate::config::MappingKind::Shmem;
+            let entries = std::mem::take(&mut self.mem.objects[obj as usize].entries);
+            let shmem = self.mem.objects[obj as usize].kind == crate::config::MappingKind::Shmem;
             for e in entries.iter().copied() {
                 if e & PTE_PRESENT != 0 {
                     let f = pte_frame(e);
-                    self.frames[f as usize].set_owner(Owner::None, NONE, 0);
+                    self.mem.frames[f as usize].set_owner(Owner::None, NONE, 0);
                     self.release_unmapped(f);
                 } else if shmem && e & PTE_SWAP != 0 {
                     self.put_swap_ref(swp_dev(e), swp_slot(e));
                 }
             }
-            self.objects[obj as usize].entries = vec![0; entries.len()];
+            self.mem.objects[obj as usize].entries = vec![0; entries.len()];
         }
     }
 
     /// Free an unmapped folio now if nothing holds it; busy ones (I/O in flight) stay on the
     /// LRU as orphans and are reclaimed later.
     fn release_unmapped(&mut self, f: u32) {
-        let fr = self.frames[f as usize];
+        let fr = self.mem.frames[f as usize];
         if fr.has(PG_WRITEBACK) || fr.has(PG_LOCKED) {
             return;
         }
         if fr.has(PG_SWAPCACHE) {
             let (dev, slot) = (fr.swap_dev(), fr.slot);
-            if self.swaps[dev].count(slot) > 0 {
+            if self.swap.areas[dev].count(slot) > 0 {
                 return; // still referenced by a swap entry elsewhere: keep it cached
             }
-            self.delete_from_swap_cache(f, false);
+            self.delete_from_swap_cache(f, 0);
         }
-        if self.frames[f as usize].has(PG_LRU) {
-            self.lru.remove(&mut self.frames, f);
+        if self.mem.frames[f as usize].has(PG_LRU) {
+            self.reclaim.policy().folio_del(&mut self.mem.frames, f);
         }
         self.free_frame(f);
     }
@@ -293,7 +235,7 @@ impl Sim {
             if t.kind != super::TaskKind::User || t.state == TState::Done || matches!(t.state, TState::New) {
                 continue;
             }
-            let score: u64 = t.vmas.iter().map(|&v| self.vmas[v as usize].rss + self.vmas[v as usize].swapents).sum();
+            let score: u64 = t.vmas.iter().map(|&v| self.mem.vmas[v as usize].rss + self.mem.vmas[v as usize].swapents).sum();
             if best.map_or(true, |(s, _)| score > s) {
                 best = Some((score, i as u32));
             }
@@ -301,15 +243,15 @@ impl Sim {
         let (_, victim) = best?;
         let (rss, swap): (u64, u64) = {
             let t = &self.tasks[victim as usize];
-            (t.vmas.iter().map(|&v| self.vmas[v as usize].rss).sum(), t.vmas.iter().map(|&v| self.vmas[v as usize].swapents).sum())
+            (t.vmas.iter().map(|&v| self.mem.vmas[v as usize].rss).sum(), t.vmas.iter().map(|&v| self.mem.vmas[v as usize].swapents).sum())
         };
-        self.vm.oom_kill += 1;
+        self.stats.vm.oom_kill += 1;
         let label = self.tasks[victim as usize].label();
         self.record_event("oom_kill", label, rss, swap);
         // Take it off whatever it waits on.
-        self.runq.retain(|&t| t != victim);
-        self.writeback_waiters.retain(|&t| t != victim);
-        for ws in self.frame_waiters.values_mut() {
+        self.sched.runq.retain(|&t| t != victim);
+        self.io.writeback_waiters.retain(|&t| t != victim);
+        for ws in self.io.frame_waiters.values_mut() {
             ws.retain(|&t| t != victim);
         }
         let cpu = match self.tasks[victim as usize].state {

@@ -1,4 +1,4 @@
-//! Tasks: user programs and kswapd, with their per-task statistics.
+//! Tasks: user programs and kernel threads, with their per-task statistics.
 
 use crate::stats::Histogram;
 use crate::workload::{Op, Program, Touch};
@@ -6,7 +6,8 @@ use crate::workload::{Op, Program, Touch};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskKind {
     User,
-    Kswapd,
+    /// A kernel thread: the index of its `KernelThread` in `Sim::kthreads`.
+    Kernel(u32),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,7 +17,7 @@ pub enum TState {
     Running(u32),
     /// Waiting for a page's read I/O or for writeback (uses no CPU).
     Blocked,
-    /// kswapd asleep / napping, or a task on a timer.
+    /// A kernel thread asleep until woken, or a task on a timer.
     Sleeping,
     Done,
     New,
@@ -81,8 +82,9 @@ impl Task {
         Task { program: Some(program), vmas, start, clock: start, deadline, repeat, ..Task::blank(name, instance, pid, TaskKind::User) }
     }
 
-    pub fn kswapd(pid: u32) -> Task {
-        let mut t = Task::blank("kswapd0", 0, pid, TaskKind::Kswapd);
+    /// A kernel thread, asleep until its wake condition holds.
+    pub fn kernel(name: &str, pid: u32, index: u32) -> Task {
+        let mut t = Task::blank(name, 0, pid, TaskKind::Kernel(index));
         t.state = TState::Sleeping;
         t
     }

@@ -11,6 +11,51 @@ pub use lru::{LruList, Lrus};
 /// "No frame / no link" in u32 index fields.
 pub const NONE: u32 = u32::MAX;
 
+/// The base page (x86-64 and every machine the seeds ran on): `PAGE_SHIFT` 12.
+pub const PAGE_SHIFT: u32 = 12;
+pub const PAGE_SIZE: u64 = 1 << PAGE_SHIFT;
+/// `/proc/vmstat`'s pgpgin/pgpgout count KiB: pages * PAGE_KB.
+pub const PAGE_KB: u64 = PAGE_SIZE / 1024;
+/// Page-table entries per PMD (a 2 MiB region): VMA readahead clips to it (§1.5).
+pub const PTRS_PER_PMD: u64 = 512;
+
+/// The machine's memory as the model holds it: page frames and the free list, the VMAs with
+/// their page tables, the inodes behind shared and file mappings, the zone watermarks and the
+/// memory cgroup's charge.
+pub struct Memory {
+    pub frames: Vec<Frame>,
+    pub free_list: Vec<u32>,
+    pub vmas: Vec<Vma>,
+    pub objects: Vec<Object>,
+    pub wm: crate::config::Watermarks,
+    /// memcg mode: the limit in pages; and the pages charged to the workload's cgroup.
+    pub memcg_limit: Option<u64>,
+    pub charged: u64,
+}
+
+impl Memory {
+    pub fn new(cfg: &crate::config::Resolved) -> Memory {
+        let c = &cfg.config;
+        let managed = c.machine.ram.pages() - c.machine.kernel_reserved.pages();
+        let min_free = c.kernel.min_free_kbytes.unwrap_or_else(|| crate::config::default_min_free_kbytes(managed));
+        let wm = crate::config::watermarks(managed, min_free, c.kernel.watermark_scale_factor, cfg.profile);
+        Memory {
+            frames: vec![Frame::FREE; managed as usize],
+            // LIFO free list whose first pops are low frame numbers (deterministic, cache friendly).
+            free_list: (0..managed as u32).rev().collect(),
+            vmas: Vec::new(),
+            objects: Vec::new(),
+            wm,
+            memcg_limit: c.machine.memcg_limit.map(|l| l.pages()),
+            charged: 0,
+        }
+    }
+
+    pub fn nr_free(&self) -> u64 {
+        self.free_list.len() as u64
+    }
+}
+
 // Frame flags (kernel-algorithms.md §9: PG_* bits the reclaim code reads).
 pub const PG_ACTIVE: u32 = 1 << 0;
 pub const PG_REFERENCED: u32 = 1 << 1;

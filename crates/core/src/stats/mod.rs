@@ -8,6 +8,16 @@ pub mod result;
 
 pub use hist::{Histogram, Percentiles};
 
+/// The run's statistics: counters, the time series, recorded events.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    pub vm: VmStat,
+    pub ts: result::TimeSeries,
+    pub events_out: Vec<result::Event>,
+    /// `swap_ra` and `swap_ra_hit` at the last sample (for the per-interval hit rate).
+    pub last_ra: (u64, u64),
+}
+
 macro_rules! vmstat {
     ($($name:ident),* $(,)?) => {
         /// Event counters, `/proc/vmstat` names and meanings (kernel-algorithms.md §7).

@@ -57,6 +57,27 @@ pub struct TimeSeries {
     pub ra_hit_rate: Vec<Option<f64>>,
 }
 
+impl TimeSeries {
+    /// Keep every other sample (the first, third, ...): the series' resolution halves. Counters
+    /// stay exact at the kept instants; `ra_hit_rate` keeps the rate of the kept intervals.
+    pub fn decimate(&mut self) {
+        fn halve<T: Copy>(v: &mut Vec<T>) {
+            let kept: Vec<T> = v.iter().copied().step_by(2).collect();
+            *v = kept;
+        }
+        halve(&mut self.t_ns);
+        halve(&mut self.nr_free_pages);
+        halve(&mut self.nr_active_anon);
+        halve(&mut self.nr_inactive_anon);
+        halve(&mut self.nr_active_file);
+        halve(&mut self.nr_inactive_file);
+        halve(&mut self.swap_used_pages);
+        halve(&mut self.pswpin);
+        halve(&mut self.pswpout);
+        halve(&mut self.ra_hit_rate);
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Event {
     pub t_ns: u64,
@@ -84,6 +105,9 @@ pub struct Summary {
     /// Messages passed through channels, and the most kernel pages channels held at once.
     pub messages: u64,
     pub channel_pages_max: u64,
+    /// The time series' sampling interval at the end of the run: `sim.sample_interval`, doubled
+    /// each time the series reached its bound and was thinned.
+    pub timeseries_interval_ns: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]

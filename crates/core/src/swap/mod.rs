@@ -7,11 +7,78 @@
 //! a non-full list and are rescanned from their first slot. So slot order follows reclaim
 //! order per CPU, which is what makes offset-based readahead work at all.
 
+mod cache;
+pub mod io;
 pub mod readahead;
+pub mod store;
 
+use crate::config::{Profile, Resolved};
 use crate::device::Device;
 use crate::mm::NONE;
+use readahead::SwapReadahead;
+use std::cmp::Reverse;
 use std::collections::VecDeque;
+
+/// Everything swap: the areas (`swapon`ed devices), the order the allocator tries them in,
+/// swap-in readahead, the fronting store in front of the devices, and the era's
+/// synchronous-device bypass.
+pub struct SwapSystem {
+    pub areas: Vec<SwapArea>,
+    /// Areas in allocation order (priority, then file order).
+    pub order: Vec<usize>,
+    pub ra: Box<dyn SwapReadahead>,
+    /// The readahead policy in effect (`kernel.readahead` resolved for the era and devices).
+    pub ra_name: String,
+    /// SWP_SYNCHRONOUS_IO swap-in skips the swap cache (4.15+, §1.7).
+    pub cache_bypass: bool,
+    /// The fronting store (frontswap, zswap) every swap-out is offered to first.
+    pub store: Box<dyn store::FrontingStore>,
+}
+
+impl SwapSystem {
+    pub fn new(cfg: &Resolved) -> SwapSystem {
+        let c = &cfg.config;
+        let profile = cfg.profile;
+        let ncpu = c.machine.cpus as usize;
+        let areas: Vec<SwapArea> = cfg
+            .swap_devices
+            .iter()
+            .map(|s| {
+                let slots = s.size.pages() as u32;
+                let mut area = SwapArea::new(&s.name, s.priority, slots, Device::new(&s.name, s.params.clone(), slots as u64), ncpu);
+                area.prefer_nonfull = profile >= Profile::V6;
+                area
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..areas.len()).collect();
+        order.sort_by_key(|&i| (Reverse(areas[i].priority), i));
+        let any_rotational = areas.iter().any(|s| s.rotational());
+        let ra_name = crate::engine::resolve_readahead(&c.kernel.readahead, profile, c.kernel.vma_ra_enabled, any_rotational);
+        SwapSystem { areas, order, ra: readahead::build(&ra_name), ra_name, cache_bypass: profile >= Profile::V4_14, store: store::build("none") }
+    }
+
+    /// Free swap slots on all areas (`get_nr_swap_pages`).
+    pub fn free_pages(&self) -> u64 {
+        self.areas.iter().map(|s| s.free_slots()).sum()
+    }
+
+    /// Usable slots on all areas (`total_swap_pages`; slot 0 of each holds the header).
+    pub fn total_pages(&self) -> u64 {
+        self.areas.iter().map(|s| s.slots as u64 - 1).sum()
+    }
+
+    /// Slots in use on all areas.
+    pub fn used_pages(&self) -> u64 {
+        self.areas.iter().map(|s| s.inuse).sum()
+    }
+
+    /// A slot's last reference went (`swap_range_free`): the fronting store forgets the page
+    /// (`invalidate_page`), the area takes the slot back.
+    pub fn free_slot(&mut self, dev: usize, slot: u32) {
+        self.store.invalidate_page(dev, slot);
+        self.areas[dev].release(slot);
+    }
+}
 
 pub const SWAPFILE_CLUSTER: u32 = 256;
 /// The swap cache holds a folio for this slot (§2.1).

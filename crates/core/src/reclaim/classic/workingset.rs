@@ -5,75 +5,72 @@
 //! distance (clock now - clock then) is compared with the pages competing for residence, and a
 //! recent refault is activated at once.
 
-use crate::engine::Sim;
+use super::ClassicLru;
 use crate::mm::*;
+use crate::reclaim::RefaultCtx;
 
+/// The eviction clock's bits kept in a shadow.
 const AGE_MASK: u64 = (1 << 30) - 1;
+/// Marks a shadow as valid (a zero entry is "no shadow").
 const SHADOW_VALID: u32 = 1 << 31;
 
-impl Sim {
-    /// `workingset_age_nonresident`.
-    pub(crate) fn age_nonresident(&mut self, n: u64) {
-        self.rs.nonresident_age += n;
-    }
-
+impl ClassicLru {
     /// `workingset_eviction`: the shadow for a folio leaving the page/swap cache.
-    pub(crate) fn workingset_eviction(&mut self, f: u32) -> u32 {
-        let ev = self.rs.nonresident_age & AGE_MASK;
+    pub(super) fn workingset_eviction(&mut self, frames: &[Frame], f: u32) -> u32 {
+        let ev = self.nonresident_age & AGE_MASK;
         self.age_nonresident(1);
-        let ws = self.frames[f as usize].has(PG_WORKINGSET) as u32;
+        let ws = frames[f as usize].has(PG_WORKINGSET) as u32;
         SHADOW_VALID | ((ev as u32) << 1) | ws
     }
 
     /// `workingset_refault` for a folio being read back in (§4.3). Sets PG_active when the
     /// refault distance fits in the workingset, so `folio_add_lru` puts it on the active list.
-    pub(crate) fn workingset_refault(&mut self, f: u32, shadow: u32, anon: bool) {
+    pub(super) fn workingset_refault(&mut self, ctx: RefaultCtx<'_>, f: u32, shadow: u32, anon: bool) {
         if shadow & SHADOW_VALID == 0 {
             return;
         }
         if (anon && !self.workingset_anon) || (!anon && !self.workingset_file) {
             return;
         }
+        let vm = ctx.vm;
         if anon {
-            self.vm.workingset_refault_anon += 1;
+            vm.workingset_refault_anon += 1;
         } else {
-            self.vm.workingset_refault_file += 1;
+            vm.workingset_refault_file += 1;
         }
         let ev = ((shadow & !SHADOW_VALID) >> 1) as u64;
         let was_ws = shadow & 1 != 0;
-        let distance = (self.rs.nonresident_age.wrapping_sub(ev)) & AGE_MASK;
-        let l = &self.lru;
-        let mut ws_size = l.size(LruList::ActiveFile);
+        let distance = (self.nonresident_age.wrapping_sub(ev)) & AGE_MASK;
+        let mut ws_size = self.size(LruList::ActiveFile);
         if self.workingset_anon {
             // 5.9+: anon competes too while swap has room.
             if anon {
-                ws_size += l.size(LruList::InactiveFile);
+                ws_size += self.size(LruList::InactiveFile);
             }
-            let swap_free: u64 = self.swaps.iter().map(|s| s.free_slots()).sum();
-            if swap_free > 0 {
-                ws_size += l.size(LruList::ActiveAnon);
+            if ctx.swap_free > 0 {
+                ws_size += self.size(LruList::ActiveAnon);
                 if !anon {
-                    ws_size += l.size(LruList::InactiveAnon);
+                    ws_size += self.size(LruList::InactiveAnon);
                 }
             }
         }
         if distance > ws_size {
             return;
         }
-        self.frames[f as usize].flags |= PG_ACTIVE;
+        ctx.frames[f as usize].flags |= PG_ACTIVE;
         self.age_nonresident(1);
         if anon {
-            self.vm.workingset_activate_anon += 1;
+            vm.workingset_activate_anon += 1;
         } else {
-            self.vm.workingset_activate_file += 1;
+            vm.workingset_activate_file += 1;
         }
         if was_ws {
-            self.frames[f as usize].flags |= PG_WORKINGSET;
+            ctx.frames[f as usize].flags |= PG_WORKINGSET;
             self.lru_note_cost(anon, 1, 0);
             if anon {
-                self.vm.workingset_restore_anon += 1;
+                vm.workingset_restore_anon += 1;
             } else {
-                self.vm.workingset_restore_file += 1;
+                vm.workingset_restore_file += 1;
             }
         }
     }

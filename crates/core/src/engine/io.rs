@@ -1,0 +1,197 @@
+//! Block I/O as the engine sees it: requests in flight and where their pages go when they
+//! complete, tasks sleeping on a folio's read or on writeback progress, and the writeback
+//! throttle's wake-up rule (§3.13). The devices' own timing is in `crate::device`.
+
+use super::{Ev, Sim, TState};
+use crate::config::Resolved;
+use crate::device::{Device, Plug};
+use crate::mm::*;
+use std::collections::HashMap;
+
+/// Where an I/O request's pages go when it completes.
+#[derive(Clone, Debug)]
+pub(crate) struct IoReq {
+    pub frames: Vec<u32>,
+    pub write: bool,
+    pub dev: DevRef,
+}
+
+/// Which device a request targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum DevRef {
+    Swap(usize),
+    File,
+}
+
+/// Requests in flight and the tasks waiting for I/O.
+pub(crate) struct IoState {
+    pub reqs: Vec<Option<IoReq>>,
+    pub free_ids: Vec<u32>,
+    /// Tasks sleeping on a locked folio (read in flight).
+    pub frame_waiters: HashMap<u32, Vec<u32>>,
+    /// Tasks throttled until writeback makes progress (reclaim_throttle WRITEBACK).
+    pub writeback_waiters: Vec<u32>,
+    /// Folios under writeback (`nr_writeback`).
+    pub nr_writeback: u64,
+    /// Pages whose writeback completed, and the count when the first throttled sleeper began.
+    pub wb_completed: u64,
+    pub wb_throttle_start: u64,
+    /// The device behind file mappings (`machine.file_device`).
+    pub file_dev: Device,
+}
+
+/// Capacity of the file device in pages: large enough for any file the model maps.
+const FILE_DEVICE_PAGES: u64 = 1 << 40;
+
+impl IoState {
+    pub fn new(cfg: &Resolved) -> IoState {
+        IoState {
+            reqs: Vec::new(),
+            free_ids: Vec::new(),
+            frame_waiters: HashMap::new(),
+            writeback_waiters: Vec::new(),
+            nr_writeback: 0,
+            wb_completed: 0,
+            wb_throttle_start: 0,
+            file_dev: Device::new("file", cfg.file_device_params.clone(), FILE_DEVICE_PAGES),
+        }
+    }
+}
+
+impl Sim {
+    /// Complete the I/O that finishes by `t` while a task is inside long kernel work (a
+    /// reclaim priority loop): in the kernel, writes complete and pages rotate while the
+    /// reclaimer scans, so later priorities find them clean. Only I/O completions are applied
+    /// (including those that completions due by `t` start); other events keep their place.
+    pub(crate) fn complete_io_until(&mut self, t: u64) {
+        let saved_now = self.now;
+        let mut deferred = Vec::new();
+        while let Some((et, seq, ev)) = self.events.pop_due(t) {
+            match ev {
+                Ev::IoDone(r) => {
+                    self.now = et.max(saved_now);
+                    self.io_done(r);
+                }
+                other => deferred.push((et, seq, other)),
+            }
+        }
+        for (et, seq, ev) in deferred {
+            self.events.repost(et, seq, ev);
+        }
+        self.now = saved_now;
+    }
+
+    /// Block the current task until `frame`'s read completes.
+    pub(crate) fn wait_on_frame(&mut self, tid: u32, frame: u32) {
+        self.io.frame_waiters.entry(frame).or_default().push(tid);
+        self.tasks[tid as usize].state = TState::Blocked;
+    }
+
+    /// Sleep the task until writeback progresses or `timeout` passes (reclaim_throttle).
+    pub(crate) fn throttle_on_writeback(&mut self, tid: u32, timeout: u64) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TState::Blocked;
+        t.timer_token += 1;
+        let token = t.timer_token;
+        let wake_at = t.clock + timeout;
+        self.note_writeback_throttle();
+        self.io.writeback_waiters.push(tid);
+        self.push(wake_at, Ev::Timer(tid, token));
+    }
+
+    /// Tasks (and kswapd) sleeping in reclaim_throttle(WRITEBACK).
+    pub(crate) fn nr_writeback_throttled(&self) -> u64 {
+        self.io.writeback_waiters.len() as u64 + self.reclaim.kswapd.throttled as u64
+    }
+
+    /// The first sleeper records how much writeback had completed (`nr_reclaim_start`).
+    pub(crate) fn note_writeback_throttle(&mut self) {
+        if self.nr_writeback_throttled() == 0 {
+            self.io.wb_throttle_start = self.io.wb_completed;
+        }
+    }
+
+    fn device_mut(&mut self, dev: DevRef) -> &mut Device {
+        match dev {
+            DevRef::Swap(i) => &mut self.swap.areas[i].device,
+            DevRef::File => &mut self.io.file_dev,
+        }
+    }
+
+    /// Submit a plug's requests to a device at `at`; returns the CPU the submitter spent.
+    pub(crate) fn submit_plug(&mut self, dev: DevRef, plug: Plug, at: u64) -> u64 {
+        let mut cpu = 0;
+        for (req, frames) in plug.requests {
+            let id = match self.io.free_ids.pop() {
+                Some(id) => {
+                    self.io.reqs[id as usize] = Some(IoReq { frames, write: req.write, dev });
+                    id
+                }
+                None => {
+                    self.io.reqs.push(Some(IoReq { frames, write: req.write, dev }));
+                    (self.io.reqs.len() - 1) as u32
+                }
+            };
+            if req.write {
+                self.stats.vm.pgpgout += req.pages as u64 * PAGE_KB;
+            } else {
+                self.stats.vm.pgpgin += req.pages as u64 * PAGE_KB;
+            }
+            let device = self.device_mut(dev);
+            cpu += device.block_layer_cpu_ns();
+            if let Some(done) = device.submit(at + cpu, req, id) {
+                self.push(done, Ev::IoDone(id));
+            }
+        }
+        cpu
+    }
+
+    pub(crate) fn io_done(&mut self, id: u32) {
+        let req = self.io.reqs[id as usize].take().expect("live request");
+        self.io.free_ids.push(id);
+        let now = self.now;
+        if let Some((next, done)) = self.device_mut(req.dev).complete(now) {
+            self.push(done, Ev::IoDone(next));
+        }
+        if req.write {
+            for &f in &req.frames {
+                self.end_writeback(f);
+            }
+            // acct_reclaim_writeback: the throttled are woken together once more than
+            // SWAP_CLUSTER_MAX pages per sleeper have been written since the first slept (§3.13).
+            self.io.wb_completed += req.frames.len() as u64;
+            let sleepers = self.nr_writeback_throttled();
+            if sleepers > 0 && self.io.wb_completed - self.io.wb_throttle_start > crate::reclaim::SWAP_CLUSTER_MAX * sleepers {
+                let waiters = std::mem::take(&mut self.io.writeback_waiters);
+                for w in waiters {
+                    self.wake(w, now);
+                }
+                self.kswapd_writeback_progress();
+            }
+        } else {
+            for &f in &req.frames {
+                self.mem.frames[f as usize].flags &= !PG_LOCKED;
+                if let Some(ws) = self.io.frame_waiters.remove(&f) {
+                    for w in ws {
+                        self.wake(w, now);
+                    }
+                }
+            }
+        }
+    }
+
+    /// `folio_end_writeback`: a PG_reclaim folio is rotated by the LRU policy so that reclaim
+    /// finds it next (`folio_rotate_reclaimable`, §2.6).
+    fn end_writeback(&mut self, f: u32) {
+        let fr = &mut self.mem.frames[f as usize];
+        debug_assert!(fr.has(PG_WRITEBACK));
+        fr.flags &= !PG_WRITEBACK;
+        self.io.nr_writeback -= 1;
+        if fr.has(PG_RECLAIM) {
+            fr.flags &= !(PG_RECLAIM | PG_ACTIVE);
+            if fr.has(PG_LRU) {
+                self.reclaim.policy().rotate_reclaimable(&mut self.mem.frames, f, &mut self.stats.vm);
+            }
+        }
+    }
+}

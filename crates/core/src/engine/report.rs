@@ -1,0 +1,133 @@
+//! What a run reports: the time-series samples and the result (counters, tasks, devices,
+//! events, the resolved configuration and the swaplab version).
+
+use super::{Sim, TState, TaskKind};
+use crate::mm::*;
+use crate::stats::result::*;
+
+/// The most samples the time series keeps before halving its resolution (20,000 samples of
+/// ten series: under 2 MB).
+pub const MAX_TIMESERIES_SAMPLES: usize = 20_000;
+
+impl Sim {
+
+    pub fn swap_used(&self) -> u64 {
+        self.swap.areas.iter().map(|s| s.inuse).sum()
+    }
+
+    /// One time-series sample. The series is bounded: when it reaches
+    /// `MAX_TIMESERIES_SAMPLES`, every other sample is dropped and the interval doubles, so a
+    /// run of any virtual length keeps a few MB of samples (the result says the interval).
+    pub(super) fn sample(&mut self) {
+        let sizes = self.reclaim.lru_sizes();
+        let swap_used = self.swap_used();
+        let st = &mut self.stats;
+        if st.ts.t_ns.len() >= MAX_TIMESERIES_SAMPLES {
+            st.ts.decimate();
+            self.sample_interval *= 2;
+        }
+        let ts = &mut st.ts;
+        ts.t_ns.push(self.now);
+        ts.nr_free_pages.push(self.mem.free_list.len() as u64);
+        ts.nr_inactive_anon.push(sizes[LruList::InactiveAnon as usize]);
+        ts.nr_active_anon.push(sizes[LruList::ActiveAnon as usize]);
+        ts.nr_inactive_file.push(sizes[LruList::InactiveFile as usize]);
+        ts.nr_active_file.push(sizes[LruList::ActiveFile as usize]);
+        ts.swap_used_pages.push(swap_used);
+        ts.pswpin.push(st.vm.pswpin);
+        ts.pswpout.push(st.vm.pswpout);
+        let (ra, hit) = (st.vm.swap_ra - st.last_ra.0, st.vm.swap_ra_hit - st.last_ra.1);
+        ts.ra_hit_rate.push(if ra == 0 { None } else { Some(((hit as f64 / ra as f64) * 1e4).round() / 1e4) });
+        st.last_ra = (st.vm.swap_ra, st.vm.swap_ra_hit);
+    }
+
+    pub fn result(&self) -> SimResult {
+        let tasks: Vec<TaskResult> = self
+            .tasks
+            .iter()
+            .filter(|t| t.kind == TaskKind::User)
+            .map(|t| {
+                // A task that never started (its start_delay is past the end of the run) ran
+                // for no time: it ends where it starts.
+                let end = if t.state == TState::Done { t.end } else { t.clock }.max(t.start);
+                let elapsed = end.saturating_sub(t.start);
+                TaskResult {
+                    name: t.name.clone(),
+                    instance: t.instance,
+                    pid: t.pid,
+                    start_ns: t.start,
+                    end_ns: end,
+                    elapsed_ns: elapsed,
+                    touches: t.touches,
+                    minor_faults: t.minor_faults,
+                    major_faults: t.major_faults,
+                    touch_latency_ns: t.touch_hist.percentiles(),
+                    fault_latency_ns: t.fault_hist.percentiles(),
+                    direct_reclaim: DirectReclaimStats {
+                        calls: t.dr_calls,
+                        stall_ns: t.dr_stall_ns,
+                        pages_reclaimed: t.dr_pages,
+                        stall_ns_pct: t.dr_stall_hist.percentiles(),
+                        pages_per_call_pct: t.dr_pages_hist.percentiles(),
+                    },
+                    oom_killed: t.oom_killed,
+                    runqueue_wait_ns: t.runq_wait_ns,
+                    throughput_bytes_per_s: if elapsed == 0 { 0.0 } else { (t.touches as f64 * PAGE_SIZE as f64 * 1e9 / elapsed as f64).round() },
+                    messages_sent: t.messages_sent,
+                    messages_received: t.messages_received,
+                    ipc_wait_ns: t.ipc_wait_ns,
+                    file_reads: t.file_reads,
+                    file_writes: t.file_writes,
+                    background: t.background,
+                }
+            })
+            .collect();
+        let elapsed = tasks.iter().filter(|t| !t.background).map(|t| t.end_ns).max().unwrap_or(0);
+        let mut devices: Vec<DeviceResult> = self
+            .swap
+            .areas
+            .iter()
+            .map(|s| DeviceResult {
+                name: s.name.clone(),
+                role: "swap".into(),
+                requests: s.device.requests,
+                pages_read: s.device.pages_read,
+                pages_written: s.device.pages_written,
+                busy_ns: s.device.busy_ns,
+            })
+            .collect();
+        if self.io.file_dev.requests > 0 {
+            let d = &self.io.file_dev;
+            devices.push(DeviceResult { name: "file".into(), role: "file".into(), requests: d.requests, pages_read: d.pages_read, pages_written: d.pages_written, busy_ns: d.busy_ns });
+        }
+        let ra_hit_pct = if self.stats.vm.swap_ra == 0 { None } else { Some(((self.stats.vm.swap_ra_hit as f64 * 100.0 / self.stats.vm.swap_ra as f64) * 100.0).round() / 100.0) };
+        SimResult {
+            schema: 1,
+            swaplab_version: crate::VERSION,
+            kind: "simulation",
+            host: None,
+            name: self.cfg.config.name.clone(),
+            seed: self.cfg.config.seed,
+            config: self.cfg.clone(),
+            interrupted: self.interrupted,
+            elapsed_ns: elapsed,
+            vmstat: self.stats.vm.to_map(),
+            tasks,
+            timeseries: self.stats.ts.clone(),
+            events: self.stats.events_out.clone(),
+            devices,
+            summary: Summary {
+                ra_hit_pct,
+                elapsed_s: elapsed as f64 / 1e9,
+                readahead: self.swap.ra_name.clone(),
+                messages: self.ipc.messages,
+                timeseries_interval_ns: self.sample_interval,
+                channel_pages_max: self.ipc.kernel_pages_max,
+            },
+        }
+    }
+
+    pub(crate) fn record_event(&mut self, kind: &str, task: String, rss: u64, swap: u64) {
+        self.stats.events_out.push(Event { t_ns: self.now, kind: kind.to_string(), task, rss_pages: rss, swap_pages: swap });
+    }
+}

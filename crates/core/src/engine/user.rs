@@ -1,0 +1,182 @@
+//! Running a user program: the resident-touch fast path (set the accessed bit, nothing else),
+//! faults and operations on the slow path, and the end of a task.
+
+use super::fault::Outcome;
+use super::{Sim, TState, TaskKind};
+use crate::mm::*;
+use crate::workload::Step;
+
+impl Sim {
+    pub(super) fn fraction_done(&self) -> f64 {
+        let mut f: f64 = 1.0;
+        for t in self.tasks.iter().filter(|t| t.kind == TaskKind::User && t.state != TState::Done && !t.background) {
+            let by_time = t.deadline.map(|d| (t.clock.saturating_sub(t.start) as f64 / (d - t.start).max(1) as f64).min(1.0));
+            let by_touches = t.program.as_ref().map(|p| {
+                let total = p.touches_per_pass().max(1) as f64;
+                1.0 - (p.remaining_in_pass() as f64 / total).min(1.0)
+            });
+            let g = match (by_time, by_touches, t.deadline.is_some() && t.repeat()) {
+                (Some(a), _, true) => a,
+                (Some(a), Some(b), false) => a.max(b),
+                (None, Some(b), _) => b,
+                (Some(a), None, _) => a,
+                (None, None, _) => 0.0,
+            };
+            f = f.min(g);
+        }
+        f
+    }
+
+
+
+    pub(super) fn run_user(&mut self, tid: u32, cpu: usize, horizon: u64) {
+        let touch_ns = self.costs.resident_touch_ns;
+        loop {
+            // Fast path: resident touches only set the accessed (and dirty) bit (DESIGN.md
+            // performance contract; the kernel does not move pages on access either).
+            let (slow, stop) = {
+                let Sim { tasks, mem, .. } = self;
+                let t = &mut tasks[tid as usize];
+                let deadline = t.deadline.unwrap_or(u64::MAX);
+                let limit = horizon.min(deadline);
+                let mut resident = 0u64;
+                let out;
+                if let Some(op) = t.pending_op.take() {
+                    out = (Some(Step::Op(op)), false);
+                } else if let Some((mi, touch)) = t.pending.take() {
+                    out = (Some(Step::Touch(mi, touch)), false);
+                } else {
+                    let program = t.program.as_mut().expect("user task has a program");
+                    let mut cost = touch_ns + program.compute_ns();
+                    let mut clock = t.clock;
+                    loop {
+                        if clock >= limit {
+                            out = (None, clock >= deadline);
+                            break;
+                        }
+                        match program.next_step() {
+                            None => {
+                                out = (None, true);
+                                break;
+                            }
+                            Some(Step::Op(op)) => {
+                                out = (Some(Step::Op(op)), false);
+                                break;
+                            }
+                            Some(Step::Touch(mi, touch)) => {
+                                let vma = &mut mem.vmas[t.vmas[mi] as usize];
+                                let pte = &mut vma.ptes[touch.page as usize];
+                                let ok = *pte & PTE_PRESENT != 0 && (!touch.write || *pte & PTE_WRITE != 0);
+                                if ok {
+                                    *pte |= PTE_ACCESSED | if touch.write { PTE_DIRTY } else { 0 };
+                                    clock += cost;
+                                    resident += 1;
+                                    cost = touch_ns + program.compute_ns();
+                                } else {
+                                    out = (Some(Step::Touch(mi, touch)), false);
+                                    break;
+                                }
+                            }
+                        }
+                    }
+                    t.clock = clock;
+                    t.touches += resident;
+                    t.touch_hist.record_n(touch_ns, resident);
+                }
+                out
+            };
+            if stop {
+                self.finish_task(tid, cpu, false);
+                return;
+            }
+            let Some(step) = slow else {
+                // Horizon reached: come back at our clock.
+                if self.tasks[tid as usize].clock >= self.tasks[tid as usize].deadline.unwrap_or(u64::MAX) {
+                    self.finish_task(tid, cpu, false);
+                } else {
+                    self.continue_on_cpu(tid, cpu);
+                }
+                return;
+            };
+            if self.tasks[tid as usize].clock >= self.tasks[tid as usize].deadline.unwrap_or(u64::MAX) {
+                self.finish_task(tid, cpu, false);
+                return;
+            }
+            let (mi, touch) = match step {
+                Step::Touch(mi, touch) => (mi, touch),
+                // A message or buffered I/O (engine/ipc.rs).
+                Step::Op(op) => match self.run_op(tid, cpu, op) {
+                    Outcome::Done => {
+                        if self.tasks[tid as usize].clock >= horizon {
+                            self.continue_on_cpu(tid, cpu);
+                            return;
+                        }
+                        continue;
+                    }
+                    Outcome::Blocked => {
+                        let c = self.tasks[tid as usize].clock;
+                        self.release_cpu(cpu, c);
+                        return;
+                    }
+                    Outcome::Killed => return,
+                },
+            };
+            let t = &mut self.tasks[tid as usize];
+            if t.fault_start.is_none() {
+                t.fault_start = Some(t.clock);
+            }
+            match self.fault(tid, cpu, mi, touch) {
+                Outcome::Done => {
+                    let touch_ns = self.costs.resident_touch_ns;
+                    let t = &mut self.tasks[tid as usize];
+                    let compute = t.program.as_ref().map_or(0, |p| p.compute_ns());
+                    let start = t.fault_start.take().expect("fault start");
+                    let lat = t.clock - start;
+                    t.fault_hist.record(lat);
+                    t.touch_hist.record(lat + touch_ns);
+                    t.touches += 1;
+                    t.clock += touch_ns + compute;
+                    t.fault_was_major = false;
+                    if t.clock >= horizon {
+                        self.continue_on_cpu(tid, cpu);
+                        return;
+                    }
+                }
+                Outcome::Blocked => {
+                    let t = &mut self.tasks[tid as usize];
+                    t.pending = Some((mi, touch));
+                    let c = t.clock;
+                    self.release_cpu(cpu, c);
+                    return;
+                }
+                Outcome::Killed => return,
+            }
+        }
+    }
+
+    pub(crate) fn finish_task(&mut self, tid: u32, cpu: usize, oom: bool) {
+        let t = &mut self.tasks[tid as usize];
+        if t.state == TState::Done {
+            return;
+        }
+        let end = match t.deadline {
+            Some(d) if !oom => t.clock.min(d),
+            _ => t.clock,
+        };
+        t.end = end;
+        t.state = TState::Done;
+        t.oom_killed = oom;
+        t.pending = None;
+        t.pending_op = None;
+        if !t.background {
+            self.user_tasks_left -= 1;
+        }
+        let vmas = t.vmas.clone();
+        for v in vmas {
+            self.zap_vma(v);
+        }
+        if self.sched.cpus.get(cpu).copied().flatten() == Some(tid) {
+            self.release_cpu(cpu, end);
+        }
+    }
+}

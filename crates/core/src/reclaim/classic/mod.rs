@@ -1,0 +1,201 @@
+//! The classic two-list LRU (kernel-algorithms.md §3, §4): active and inactive lists per type
+//! (anon, file), `get_scan_count`'s anon/file balance of each era, `shrink_active_list`'s
+//! deactivation, `shrink_inactive_list` feeding the shared page-out path, the direct-reclaim
+//! bail-out variants of seed 001, and workingset refault distances (`workingset.rs`).
+//!
+//! Files: `mod.rs` the policy object and the `LruPolicy` glue; `scan.rs` the reclaim pass
+//! (`shrink_node` / `shrink_lruvec` / `get_scan_count` / the two list shrinkers);
+//! `workingset.rs` shadows and refaults.
+
+mod scan;
+mod workingset;
+
+use super::{Bailout, LruPolicy, RefaultCtx, ScanControl, SWAP_CLUSTER_MAX};
+use crate::config::{Profile, Resolved};
+use crate::engine::Sim;
+use crate::mm::*;
+use crate::stats::VmStat;
+
+/// The four lists and the balancing and refault state of the one lruvec.
+pub struct ClassicLru {
+    lists: Lrus,
+    profile: Profile,
+    swappiness: u64,
+    bailout: Bailout,
+    /// Shadows and refault activation for anon (5.9+) and file (3.15+) pages (§4).
+    workingset_anon: bool,
+    workingset_file: bool,
+    /// `lruvec->nonresident_age` (§4.1).
+    nonresident_age: u64,
+    /// 5.8+ cost model (§3.12).
+    anon_cost: u64,
+    file_cost: u64,
+    /// Pre-5.8 balancing (§3.7 history): [anon, file].
+    recent_scanned: [u64; 2],
+    recent_rotated: [u64; 2],
+    /// `workingset_activate_*` at the end of the last reclaim cycle (snapshot_refaults).
+    refault_snapshot: [u64; 2],
+}
+
+impl ClassicLru {
+    pub fn new(cfg: &Resolved) -> ClassicLru {
+        let profile = cfg.profile;
+        ClassicLru {
+            lists: Lrus::default(),
+            profile,
+            swappiness: cfg.config.kernel.swappiness as u64,
+            bailout: Bailout::resolve(&cfg.config.kernel.bailout, profile),
+            workingset_anon: profile >= Profile::V6,
+            workingset_file: profile >= Profile::V3_14,
+            nonresident_age: 0,
+            anon_cost: 0,
+            file_cost: 0,
+            recent_scanned: [0; 2],
+            recent_rotated: [0; 2],
+            refault_snapshot: [0; 2],
+        }
+    }
+
+    fn size(&self, l: LruList) -> u64 {
+        self.lists.size(l)
+    }
+
+    /// `inactive_is_low` (§3.9).
+    fn inactive_is_low(&self, anon: bool) -> bool {
+        let (i, a) = if anon { (LruList::InactiveAnon, LruList::ActiveAnon) } else { (LruList::InactiveFile, LruList::ActiveFile) };
+        let (inactive, active) = (self.size(i), self.size(a));
+        if self.profile < Profile::V4_14 && !anon {
+            return active > inactive; // pre-4.10 file rule
+        }
+        // inactive_ratio = int_sqrt(10 * size in GiB), 1 below 1 GiB.
+        let gb = (inactive + active) >> (30 - PAGE_SHIFT);
+        let ratio = if gb > 0 { isqrt(10 * gb) } else { 1 };
+        inactive * ratio < active
+    }
+
+    /// `lru_note_cost` (§3.12): cost = nr_io * SWAP_CLUSTER_MAX + nr_rotated, halved when the
+    /// total passes a quarter of the LRU.
+    fn lru_note_cost(&mut self, anon: bool, nr_io: u64, nr_rotated: u64) {
+        let cost = nr_io * SWAP_CLUSTER_MAX + nr_rotated;
+        if cost == 0 {
+            return;
+        }
+        if anon {
+            self.anon_cost += cost;
+        } else {
+            self.file_cost += cost;
+        }
+        let lrusize: u64 = self.lists.len.iter().sum();
+        if self.anon_cost + self.file_cost > lrusize / 4 {
+            self.anon_cost /= 2;
+            self.file_cost /= 2;
+        }
+    }
+
+    /// `workingset_age_nonresident`.
+    fn age_nonresident(&mut self, n: u64) {
+        self.nonresident_age += n;
+    }
+}
+
+fn isqrt(x: u64) -> u64 {
+    (x as f64).sqrt() as u64
+}
+
+impl LruPolicy for ClassicLru {
+    fn name(&self) -> &'static str {
+        "classic"
+    }
+
+    /// Inactive head unless PG_active was set (refault activation, or a new anonymous page
+    /// before 5.9, §1.8).
+    fn folio_add(&mut self, frames: &mut [Frame], f: u32) {
+        let fr = &frames[f as usize];
+        let l = LruList::of(fr.is_anon_type(), fr.has(PG_ACTIVE));
+        self.lists.add_head(frames, f, l);
+    }
+
+    fn folio_del(&mut self, frames: &mut [Frame], f: u32) {
+        self.lists.remove(frames, f);
+    }
+
+    /// PG_referenced first, activation on the second access (§3.10).
+    fn mark_accessed(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat) {
+        let fr = &mut frames[f as usize];
+        if !fr.has(PG_REFERENCED) {
+            fr.flags |= PG_REFERENCED;
+            return;
+        }
+        if fr.has(PG_ACTIVE) || !fr.has(PG_LRU) || fr.has(PG_LOCKED) {
+            return;
+        }
+        let anon = fr.is_anon_type();
+        self.lists.remove(frames, f);
+        let fr = &mut frames[f as usize];
+        fr.flags = (fr.flags | PG_ACTIVE) & !PG_REFERENCED;
+        self.lists.add_head(frames, f, LruList::of(anon, true));
+        vm.pgactivate += 1;
+        self.age_nonresident(1); // workingset_activation
+    }
+
+    /// To the inactive tail (`lru_move_tail`).
+    fn rotate_reclaimable(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat) {
+        let anon = frames[f as usize].is_anon_type();
+        self.lists.remove(frames, f);
+        self.lists.add_tail(frames, f, LruList::of(anon, false));
+        vm.pgrotated += 1;
+    }
+
+    fn lru_sizes(&self) -> [u64; 4] {
+        self.lists.len
+    }
+
+    fn shrink_node(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
+        self.prepare_scan_control(sim, sc);
+        self.shrink_lruvec(sim, sc);
+    }
+
+    /// `kswapd_age_node` / `age_active_anon`: keep enough inactive anon while swap has room.
+    fn kswapd_age(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
+        if sim.swap.free_pages() > 0 && self.inactive_is_low(true) {
+            self.shrink_active_list(sim, SWAP_CLUSTER_MAX, LruList::ActiveAnon, sc);
+        }
+    }
+
+    fn reclaim_cycle_end(&mut self, vm: &VmStat) {
+        self.refault_snapshot = [vm.workingset_activate_anon, vm.workingset_activate_file];
+    }
+
+    fn eviction_shadow(&mut self, frames: &[Frame], f: u32, anon: bool) -> u32 {
+        let tracked = if anon { self.workingset_anon } else { self.workingset_file };
+        if tracked {
+            self.workingset_eviction(frames, f)
+        } else {
+            0
+        }
+    }
+
+    fn refault(&mut self, ctx: RefaultCtx<'_>, f: u32, shadow: u32, anon: bool) {
+        self.workingset_refault(ctx, f, shadow, anon);
+    }
+
+    fn check(&self, frames: &[Frame]) -> Vec<String> {
+        let mut errs = Vec::new();
+        let mut per_list = [0u64; 4];
+        for f in frames.iter() {
+            if let Some(l) = Lrus::list_of(f) {
+                per_list[l as usize] += 1;
+                if !f.has(PG_INUSE) {
+                    errs.push("a free frame is on an LRU list".to_string());
+                }
+                if l.is_anon() != f.has(PG_SWAPBACKED) {
+                    errs.push("a frame is on the wrong LRU type".to_string());
+                }
+            }
+        }
+        if per_list != self.lists.len {
+            errs.push(format!("LRU lengths {:?} != frames flagged {:?}", self.lists.len, per_list));
+        }
+        errs
+    }
+}

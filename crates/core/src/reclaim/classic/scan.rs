@@ -1,0 +1,315 @@
+//! The classic reclaim pass: `shrink_node` with `prepare_scan_control` (§3.6),
+//! `get_scan_count` (§3.7), `shrink_lruvec` with the era's bail-out (§3.8),
+//! `shrink_active_list` (§3.9) and `shrink_inactive_list` (§3.10), which isolates a batch
+//! and hands it to the shared page-out path.
+
+use super::ClassicLru;
+use crate::config::Profile;
+use crate::engine::Sim;
+use crate::mm::*;
+use crate::reclaim::{Bailout, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+
+/// The model's stand-in for the kernel sleeping inside `shrink_lruvec` when what it isolated is
+/// all under writeback (reclaim_throttle / wait_iff_congested): after at least this many
+/// folios were taken in a pass, half or more of them under writeback or congested, and none
+/// reclaimed, the pass ends and the reclaimer sleeps (§3.13).
+const WRITEBACK_STALL_MIN_TAKEN: u64 = 4 * SWAP_CLUSTER_MAX;
+
+const IA: usize = LruList::InactiveAnon as usize;
+const AA: usize = LruList::ActiveAnon as usize;
+const IF: usize = LruList::InactiveFile as usize;
+const AF: usize = LruList::ActiveFile as usize;
+
+/// How `get_scan_count` splits the pass between anon and file.
+#[derive(PartialEq)]
+enum ScanBalance {
+    Equal,
+    Fract,
+    Anon,
+    File,
+}
+
+impl ClassicLru {
+    /// `prepare_scan_control` (§3.6): may the active lists be deactivated (6.x refault
+    /// snapshot rule), cache-trim mode, and whether the file LRU is too small to matter.
+    pub(super) fn prepare_scan_control(&self, sim: &Sim, sc: &mut ScanControl) {
+        let v6 = self.profile >= Profile::V6;
+        if v6 {
+            let vm = &sim.stats.vm;
+            let act = [vm.workingset_activate_anon, vm.workingset_activate_file];
+            sc.may_deactivate[0] = act[0] != self.refault_snapshot[0] || self.inactive_is_low(true);
+            sc.may_deactivate[1] = act[1] != self.refault_snapshot[1] || self.inactive_is_low(false);
+            sc.cache_trim_mode = (self.size(LruList::InactiveFile) >> sc.priority) > 0 && !sc.may_deactivate[1];
+        } else {
+            sc.may_deactivate = [true, true];
+            sc.cache_trim_mode = false;
+        }
+        let file = self.size(LruList::InactiveFile) + self.size(LruList::ActiveFile);
+        sc.file_is_tiny = !sc.memcg
+            && file + sim.nr_free() <= sim.mem.wm.high
+            && (!v6 || !sc.may_deactivate[0])
+            && (self.size(LruList::InactiveAnon) >> sc.priority) > 0;
+    }
+
+    /// `get_scan_count` (§3.7): pages to scan per list at this priority.
+    fn get_scan_count(&mut self, sim: &Sim, sc: &ScanControl) -> [u64; 4] {
+        let sw = self.swappiness;
+        let swap_possible = sim.swap.free_pages() > 0;
+        let v6 = self.profile >= Profile::V6;
+        let inactive_file = self.size(LruList::InactiveFile);
+        let mode = if !swap_possible || (sc.memcg && sw == 0) {
+            ScanBalance::File
+        } else if sc.priority == 0 && sw > 0 {
+            ScanBalance::Equal
+        } else if sc.file_is_tiny {
+            ScanBalance::Anon
+        } else if v6 && sc.cache_trim_mode {
+            ScanBalance::File
+        } else if !v6 && self.profile > Profile::V2_6_28 && !self.inactive_is_low(false) && (inactive_file >> sc.priority) > 0 {
+            ScanBalance::File
+        } else {
+            ScanBalance::Fract
+        };
+        let (ap, fp, denom) = if mode == ScanBalance::Fract { self.scan_fractions() } else { (0, 0, 1) };
+        let mut nr = [0u64; 4];
+        for l in LruList::ALL {
+            let mut scan = self.size(l) >> sc.priority;
+            match mode {
+                ScanBalance::Equal => {}
+                ScanBalance::Fract => {
+                    let frac = if l.is_anon() { ap } else { fp };
+                    scan = (scan as u128 * frac as u128 / denom.max(1) as u128) as u64;
+                }
+                ScanBalance::Anon if !l.is_anon() => scan = 0,
+                ScanBalance::File if l.is_anon() => scan = 0,
+                ScanBalance::Anon | ScanBalance::File => {}
+            }
+            nr[l as usize] = scan;
+        }
+        nr
+    }
+
+    /// The anon and file pressure and their denominator: the 5.8+ cost model, or the
+    /// recent_scanned / recent_rotated ratios before (§3.7, §3.12).
+    fn scan_fractions(&mut self) -> (u64, u64, u64) {
+        let sw = self.swappiness;
+        if self.profile >= Profile::V6 {
+            let (ac, fc) = (self.anon_cost, self.file_cost);
+            let total = ac + fc;
+            let a = total + ac;
+            let f = total + fc;
+            let t = a + f;
+            let ap = sw * (t + 1) / (a + 1);
+            let fp = (200 - sw) * (t + 1) / (f + 1);
+            return (ap, fp, ap + fp);
+        }
+        let anon_size = self.size(LruList::InactiveAnon) + self.size(LruList::ActiveAnon);
+        let file_size = self.size(LruList::InactiveFile) + self.size(LruList::ActiveFile);
+        if self.recent_scanned[0] > anon_size / 4 {
+            self.recent_scanned[0] /= 2;
+            self.recent_rotated[0] /= 2;
+        }
+        if self.recent_scanned[1] > file_size / 4 {
+            self.recent_scanned[1] /= 2;
+            self.recent_rotated[1] /= 2;
+        }
+        let ap = sw * (self.recent_scanned[0] + 1) / (self.recent_rotated[0] + 1);
+        let fp = (200 - sw) * (self.recent_scanned[1] + 1) / (self.recent_rotated[1] + 1);
+        (ap, fp, ap + fp + 1)
+    }
+
+    /// `shrink_lruvec` with the era's bail-out rule (§3.8).
+    pub(super) fn shrink_lruvec(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
+        let mut nr = self.get_scan_count(sim, sc);
+        let targets = nr;
+        let proportional = !sc.kswapd && !sc.memcg && sc.priority == DEF_PRIORITY;
+        let mut reclaimed = 0u64;
+        let mut scan_adjusted = false;
+        while nr[IA] > 0 || nr[AF] > 0 || nr[IF] > 0 {
+            for l in LruList::ALL {
+                let li = l as usize;
+                if nr[li] > 0 && !sc.writeback_stall {
+                    let k = nr[li].min(SWAP_CLUSTER_MAX);
+                    nr[li] -= k;
+                    reclaimed += self.shrink_list(sim, l, k, sc);
+                }
+            }
+            if sc.writeback_stall {
+                break;
+            }
+            // reclaim_throttle(WRITEBACK) / wait_iff_congested: when the folios taken so far
+            // are all under writeback, the kernel sleeps inside this loop until writes
+            // complete; the model ends the pass here and the caller sleeps (§3.13).
+            if self.profile > Profile::V2_6_28 && reclaimed == 0 && sc.nr_taken >= WRITEBACK_STALL_MIN_TAKEN && (sc.nr_writeback + sc.nr_congested) * 2 >= sc.nr_taken {
+                sc.writeback_stall = true;
+                break;
+            }
+            match self.bailout {
+                Bailout::None => continue,
+                Bailout::Rvr => {
+                    if reclaimed > SWAP_CLUSTER_MAX && sc.priority < DEF_PRIORITY && !sc.kswapd {
+                        break;
+                    }
+                    continue;
+                }
+                Bailout::Kosaki => {
+                    if sc.nr_reclaimed + reclaimed > SWAP_CLUSTER_MAX && !sc.kswapd {
+                        break;
+                    }
+                    continue;
+                }
+                Bailout::ProportionalFull | Bailout::Proportional => {}
+            }
+            if reclaimed < sc.nr_to_reclaim || proportional || scan_adjusted {
+                continue;
+            }
+            if !self.adjust_scan_proportionally(&mut nr, &targets) {
+                break;
+            }
+            if self.bailout == Bailout::ProportionalFull {
+                scan_adjusted = true;
+            }
+        }
+        sc.nr_reclaimed += reclaimed;
+        if sim.swap.free_pages() > 0 && self.inactive_is_low(true) {
+            self.shrink_active_list(sim, SWAP_CLUSTER_MAX, LruList::ActiveAnon, sc);
+        }
+    }
+
+    /// The proportional rule on reaching the goal (§3.8): stop scanning the type with less
+    /// left and scan of the other only what keeps the two in their original proportion.
+    /// Returns false when one type is already done (the pass ends).
+    fn adjust_scan_proportionally(&self, nr: &mut [u64; 4], targets: &[u64; 4]) -> bool {
+        let left_file = nr[IF] + nr[AF];
+        let left_anon = nr[IA] + nr[AA];
+        if left_file == 0 || left_anon == 0 {
+            return false;
+        }
+        let (small, big) = if left_file > left_anon { ([IA, AA], [IF, AF]) } else { ([IF, AF], [IA, AA]) };
+        let left_small = nr[small[0]] + nr[small[1]];
+        let pct = left_small * 100 / (targets[small[0]] + targets[small[1]] + 1);
+        nr[small[0]] = 0;
+        nr[small[1]] = 0;
+        for &l in &big {
+            let done = targets[l] - nr[l];
+            nr[l] = (targets[l] * (100 - pct.min(100)) / 100).saturating_sub(done);
+        }
+        true
+    }
+
+    fn shrink_list(&mut self, sim: &mut Sim, l: LruList, n: u64, sc: &mut ScanControl) -> u64 {
+        if l.is_active() {
+            let gate = if self.profile >= Profile::V6 { sc.may_deactivate[!l.is_anon() as usize] } else { self.inactive_is_low(l.is_anon()) };
+            if gate {
+                self.shrink_active_list(sim, n, l, sc);
+            }
+            return 0;
+        }
+        self.shrink_inactive_list(sim, n, l, sc)
+    }
+
+    /// `shrink_active_list` (§3.9): deactivate from the active tail; referenced pages lose
+    /// their accessed bits but are deactivated anyway (no executable file mappings here).
+    pub(super) fn shrink_active_list(&mut self, sim: &mut Sim, n: u64, l: LruList, sc: &mut ScanControl) {
+        let anon = l.is_anon();
+        let mut taken = 0u64;
+        let mut rotated = 0u64;
+        let mut walks = 0u64;
+        while taken < n {
+            let f = self.lists.tail(l);
+            if f == NONE {
+                break;
+            }
+            self.lists.remove(&mut sim.mem.frames, f);
+            taken += 1;
+            let (refs, w) = sim.folio_referenced(f);
+            walks += w as u64;
+            if refs > 0 {
+                rotated += 1; // pre-5.8 recent_rotated counts every referenced page
+            }
+            let fr = &mut sim.mem.frames[f as usize];
+            fr.flags &= !PG_ACTIVE;
+            fr.flags |= PG_WORKINGSET;
+            self.lists.add_head(&mut sim.mem.frames, f, LruList::of(anon, false));
+        }
+        sim.stats.vm.pgrefill += taken;
+        sim.stats.vm.pgdeactivate += taken;
+        self.recent_scanned[!anon as usize] += taken;
+        if self.profile < Profile::V6 {
+            self.recent_rotated[!anon as usize] += rotated;
+        }
+        sc.cost += taken * sim.costs.scan_page_ns + walks * sim.costs.rmap_walk_ns;
+    }
+
+    /// `shrink_inactive_list` (§3.10): isolate up to `n` folios from the tail of `l`, let the
+    /// shared page-out path decide their fate, put back what it returns.
+    fn shrink_inactive_list(&mut self, sim: &mut Sim, n: u64, l: LruList, sc: &mut ScanControl) -> u64 {
+        let anon = l.is_anon();
+        let mut isolated = Vec::with_capacity(n as usize);
+        while (isolated.len() as u64) < n {
+            let f = self.lists.tail(l);
+            if f == NONE {
+                break;
+            }
+            self.lists.remove(&mut sim.mem.frames, f);
+            isolated.push(f);
+        }
+        let taken = isolated.len() as u64;
+        if taken == 0 {
+            return 0;
+        }
+        sc.nr_taken += taken;
+        sc.nr_scanned += taken;
+        self.recent_scanned[!anon as usize] += taken;
+        count_scan(sim, sc, anon, taken);
+        let res = sim.shrink_folio_list(self, isolated, sc);
+        for &f in &res.keep {
+            self.lists.add_head(&mut sim.mem.frames, f, LruList::of(anon, false));
+        }
+        for &f in &res.activate {
+            sim.mem.frames[f as usize].flags |= PG_ACTIVE;
+            self.lists.add_head(&mut sim.mem.frames, f, LruList::of(anon, true));
+        }
+        let activated = res.activate.len() as u64;
+        sim.stats.vm.pgactivate += activated;
+        self.age_nonresident(activated);
+        count_steal(sim, sc, anon, res.reclaimed);
+        if self.profile >= Profile::V6 {
+            self.lru_note_cost(anon, res.pageout, taken - res.reclaimed);
+        } else {
+            self.recent_rotated[!anon as usize] += activated;
+        }
+        res.reclaimed
+    }
+}
+
+/// pgscan_kswapd / pgscan_direct count global reclaim only; cgroup limit reclaim shows in the
+/// per-type counters (and the cgroup's memory.stat), §7.2.
+fn count_scan(sim: &mut Sim, sc: &ScanControl, anon: bool, taken: u64) {
+    let vm = &mut sim.stats.vm;
+    if sc.kswapd {
+        vm.pgscan_kswapd += taken;
+    } else if !sc.memcg {
+        vm.pgscan_direct += taken;
+    }
+    if anon {
+        vm.pgscan_anon += taken;
+    } else {
+        vm.pgscan_file += taken;
+    }
+}
+
+/// pgsteal_* as `count_scan` counts pgscan_*.
+fn count_steal(sim: &mut Sim, sc: &ScanControl, anon: bool, reclaimed: u64) {
+    let vm = &mut sim.stats.vm;
+    if sc.kswapd {
+        vm.pgsteal_kswapd += reclaimed;
+    } else if !sc.memcg {
+        vm.pgsteal_direct += reclaimed;
+    }
+    if anon {
+        vm.pgsteal_anon += reclaimed;
+    } else {
+        vm.pgsteal_file += reclaimed;
+    }
+}

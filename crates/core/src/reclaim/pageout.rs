@@ -1,0 +1,300 @@
+//! The policy-neutral page-out path (kernel-algorithms.md §3.10, §2.6): what happens to a
+//! batch of folios a policy has isolated — `shrink_folio_list`'s verdicts
+//! (`folio_check_references` per era), `add_to_swap`, unmapping through the reverse map,
+//! `pageout` through the swap I/O layer or the file's device, and `__remove_mapping` with
+//! the policy's shadow. The classic LRU's `shrink_inactive_list` and MGLRU's `evict_folios`
+//! both end here; each puts back what is returned to keep or activate.
+
+use super::{LruPolicy, ScanControl};
+use crate::config::Profile;
+use crate::device::Plug;
+use crate::engine::{DevRef, Sim};
+use crate::mm::*;
+use crate::swap::io::{SwapPlugs, WriteOutcome};
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Verdict {
+    Activate,
+    Keep,
+    Reclaim,
+    ReclaimClean,
+}
+
+/// What `shrink_folio_list` did with a batch.
+#[derive(Debug, Default)]
+pub struct FolioListResult {
+    pub reclaimed: u64,
+    /// Folios sent to writeback (swap or file) in this batch (`pageout` calls).
+    pub pageout: u64,
+    /// To put back on the inactive list (`keep_locked`), and to activate (`activate_locked`).
+    pub keep: Vec<u32>,
+    pub activate: Vec<u32>,
+}
+
+/// One batch in progress: its write plugs (swap devices through the swap I/O layer, and the
+/// file device), the CPU time spent on it, and the folios sent to writeback.
+struct Batch {
+    swap: SwapPlugs,
+    file: Plug,
+    cost: u64,
+    pageout: u64,
+}
+
+impl Sim {
+    /// `shrink_folio_list`: reclaim what can be reclaimed of `folios` (isolated from the
+    /// policy's lists), leaving shadows through `policy`. Submits the batch's writes; its CPU
+    /// time goes to `sc.cost`.
+    pub(crate) fn shrink_folio_list(&mut self, policy: &mut dyn LruPolicy, folios: Vec<u32>, sc: &mut ScanControl) -> FolioListResult {
+        let mut out = FolioListResult::default();
+        let mut batch = Batch { swap: SwapPlugs::new(self.swap.areas.len()), file: Plug::default(), cost: folios.len() as u64 * self.costs.scan_page_ns, pageout: 0 };
+        for f in folios {
+            match self.shrink_one_folio(policy, f, sc, &mut batch) {
+                Verdict::Activate => out.activate.push(f),
+                Verdict::Keep => out.keep.push(f),
+                Verdict::Reclaim | Verdict::ReclaimClean => out.reclaimed += 1,
+            }
+        }
+        out.pageout = batch.pageout;
+        for &f in &out.activate {
+            // activate_locked: give swap back when swap is tight (§2.5).
+            if self.mem.frames[f as usize].has(PG_SWAPCACHE) && self.vm_swap_full() {
+                self.try_free_swap(f);
+            }
+        }
+        self.submit_batch(batch, sc);
+        out
+    }
+
+    /// One folio of `shrink_folio_list`: its verdict, and for one that can go, the swap slot,
+    /// the unmap, the page-out and the removal from its cache. `Reclaim` means freed.
+    fn shrink_one_folio(&mut self, policy: &mut dyn LruPolicy, f: u32, sc: &mut ScanControl, batch: &mut Batch) -> Verdict {
+        let fr = self.mem.frames[f as usize];
+        if sc.writeback_stall || fr.has(PG_LOCKED) {
+            return Verdict::Keep;
+        }
+        if fr.has(PG_WRITEBACK) {
+            // §3.10 step 3: (a) kswapd meeting a folio already marked: nr_immediate;
+            // (b) otherwise mark it for immediate reclaim. Both activate; writeback
+            // completion rotates it to the inactive tail.
+            if fr.has(PG_RECLAIM) {
+                sc.nr_immediate += 1;
+            }
+            sc.nr_writeback += 1;
+            self.mem.frames[f as usize].flags |= PG_RECLAIM;
+            return Verdict::Activate;
+        }
+        let (verdict, walks) = self.check_references(f);
+        batch.cost += walks as u64 * self.costs.rmap_walk_ns;
+        if matches!(verdict, Verdict::Activate | Verdict::Keep) {
+            return verdict;
+        }
+        let swap_backed = fr.has(PG_SWAPBACKED);
+        if swap_backed && !fr.has(PG_SWAPCACHE) {
+            if !self.add_to_swap(f, sc.cpu) {
+                return Verdict::Activate;
+            }
+            batch.cost += self.costs.swap_alloc_ns;
+        }
+        if self.folio_mapped(f) {
+            self.try_to_unmap(f);
+            batch.cost += self.costs.unmap_ns;
+        }
+        if self.mem.frames[f as usize].owner_kind() == Owner::Shmem {
+            self.shmem_writeout(f);
+        }
+        if self.mem.frames[f as usize].has(PG_DIRTY) {
+            if verdict == Verdict::ReclaimClean {
+                return Verdict::Keep;
+            }
+            match self.pageout(f, swap_backed, sc, batch) {
+                Some(WriteOutcome::Done { .. }) => {}
+                _ => return Verdict::Keep,
+            }
+        }
+        // __remove_mapping: leave a shadow, free the page.
+        self.remove_mapping(policy, f);
+        batch.cost += self.costs.free_page_ns;
+        Verdict::Reclaim
+    }
+
+    /// `pageout`: start writing a dirty folio. `None` when the device's request queue is full
+    /// (the submitter would sleep for a request: the model ends the pass and the reclaimer
+    /// sleeps until writes complete; 2.6.28's `may_write_to_queue()` kept the page and
+    /// scanning went on). A synchronous write (or a fronting store) is `Done` and the folio is
+    /// freed at once; an asynchronous one is `Queued` and the folio is kept until its writeback
+    /// ends and rotates it.
+    fn pageout(&mut self, f: u32, swap_backed: bool, sc: &mut ScanControl, batch: &mut Batch) -> Option<WriteOutcome> {
+        let congested = if swap_backed {
+            self.swap_queue_congested(self.mem.frames[f as usize].swap_dev(), &batch.swap)
+        } else {
+            self.io.file_dev.in_flight() + batch.file.requests.len() as u64 >= self.io.file_dev.params.nr_requests as u64
+        };
+        if congested {
+            sc.nr_congested += 1;
+            sc.writeback_stall = self.profile > Profile::V2_6_28;
+            return None;
+        }
+        self.mem.frames[f as usize].flags &= !PG_DIRTY;
+        batch.pageout += 1;
+        if swap_backed {
+            self.stats.vm.nr_vmscan_write += 1;
+            let out = self.swap_writepage(f, &mut batch.swap);
+            match out {
+                WriteOutcome::Done { cpu_ns } => batch.cost += cpu_ns,
+                WriteOutcome::Queued { cpu_ns } => {
+                    batch.cost += cpu_ns;
+                    sc.nr_writeback += 1;
+                }
+            }
+            return Some(out);
+        }
+        // A dirty file page: written back asynchronously (the flusher's work, started by
+        // reclaim), then reclaimed clean after it rotates to the tail.
+        let fr = &mut self.mem.frames[f as usize];
+        fr.flags |= PG_WRITEBACK | PG_RECLAIM;
+        self.io.nr_writeback += 1;
+        self.stats.vm.nr_vmscan_immediate_reclaim += 1;
+        let fr = self.mem.frames[f as usize];
+        let base = self.mem.objects[fr.owner as usize].file_base;
+        batch.file.add(base + fr.index as u64, true, f, self.io.file_dev.params.max_request_pages);
+        Some(WriteOutcome::Queued { cpu_ns: 0 })
+    }
+
+    /// Submit a batch's writes after its CPU time (`blk_finish_plug`), at the reclaimer's
+    /// clock plus what the reclaim call has spent; all of it goes to `sc.cost`.
+    fn submit_batch(&mut self, batch: Batch, sc: &mut ScanControl) {
+        let reclaimer_clock = if sc.kswapd { self.tasks[self.kswapd as usize].clock } else { self.now };
+        let at = reclaimer_clock + sc.cost + batch.cost;
+        let mut cpu = batch.swap.submit(self, at);
+        if !batch.file.is_empty() {
+            cpu += self.submit_plug(DevRef::File, batch.file, at + cpu);
+        }
+        sc.cost += batch.cost + cpu;
+    }
+
+    /// `folio_check_references` (§3.10), per era: activate, keep, or reclaim (clean only).
+    fn check_references(&mut self, f: u32) -> (Verdict, u32) {
+        let (ptes, walks) = self.folio_referenced(f);
+        let fr = &mut self.mem.frames[f as usize];
+        let had_ref = fr.flags & PG_REFERENCED != 0;
+        fr.flags &= !PG_REFERENCED;
+        if ptes > 0 {
+            if self.profile < Profile::V6 && fr.has(PG_SWAPBACKED) {
+                return (Verdict::Activate, walks); // pre-5.9: referenced anon activates at once
+            }
+            fr.flags |= PG_REFERENCED;
+            if had_ref || ptes > 1 {
+                return (Verdict::Activate, walks);
+            }
+            return (Verdict::Keep, walks);
+        }
+        if had_ref && !fr.has(PG_SWAPBACKED) {
+            return (Verdict::ReclaimClean, walks);
+        }
+        (Verdict::Reclaim, walks)
+    }
+
+    /// `folio_referenced`: test-and-clear the accessed bit of every PTE mapping the folio;
+    /// returns how many were set and the number of mappings walked.
+    pub(crate) fn folio_referenced(&mut self, f: u32) -> (u32, u32) {
+        let fr = self.mem.frames[f as usize];
+        let mem = &mut self.mem;
+        match fr.owner_kind() {
+            Owner::None => (0, 0),
+            Owner::Anon => {
+                let pte = &mut mem.vmas[fr.owner as usize].ptes[fr.index as usize];
+                let young = *pte & PTE_ACCESSED != 0;
+                *pte &= !PTE_ACCESSED;
+                (young as u32, 1)
+            }
+            Owner::Shmem | Owner::File => {
+                let mut refs = 0;
+                let obj = &mem.objects[fr.owner as usize];
+                for &v in &obj.vmas {
+                    let pte = &mut mem.vmas[v as usize].ptes[fr.index as usize];
+                    if *pte & PTE_PRESENT != 0 && pte_frame(*pte) == f {
+                        refs += (*pte & PTE_ACCESSED != 0) as u32;
+                        *pte &= !PTE_ACCESSED;
+                    }
+                }
+                (refs, obj.vmas.len() as u32)
+            }
+        }
+    }
+
+    /// `try_to_unmap`: every PTE of the folio becomes a swap entry (anon) or none (shared);
+    /// dirty bits move to the folio.
+    fn try_to_unmap(&mut self, f: u32) {
+        let fr = self.mem.frames[f as usize];
+        match fr.owner_kind() {
+            Owner::None => {}
+            Owner::Anon => {
+                let (dev, slot) = (fr.swap_dev(), fr.slot);
+                let vma = &mut self.mem.vmas[fr.owner as usize];
+                let pte = vma.ptes[fr.index as usize];
+                vma.ptes[fr.index as usize] = swp_entry(dev, slot);
+                vma.rss -= 1;
+                vma.swapents += 1;
+                if pte & PTE_DIRTY != 0 {
+                    self.mem.frames[f as usize].flags |= PG_DIRTY;
+                }
+                self.swap.areas[dev].map[slot as usize] += 1;
+                self.mem.frames[f as usize].set_owner(Owner::None, NONE, 0);
+            }
+            Owner::Shmem | Owner::File => {
+                let mem = &mut self.mem;
+                for &v in &mem.objects[fr.owner as usize].vmas {
+                    let vma = &mut mem.vmas[v as usize];
+                    let pte = vma.ptes[fr.index as usize];
+                    if pte & PTE_PRESENT != 0 && pte_frame(pte) == f {
+                        vma.ptes[fr.index as usize] = 0;
+                        vma.rss -= 1;
+                        if pte & PTE_DIRTY != 0 {
+                            mem.frames[f as usize].flags |= PG_DIRTY;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `shmem_writeout`: the inode's entry becomes the swap entry of the folio's slot; the
+    /// folio stays in the swap cache, owned by no one.
+    fn shmem_writeout(&mut self, f: u32) {
+        let fr = self.mem.frames[f as usize];
+        let (dev, slot) = (fr.swap_dev(), fr.slot);
+        self.mem.objects[fr.owner as usize].entries[fr.index as usize] = swp_entry(dev, slot);
+        self.swap.areas[dev].map[slot as usize] += 1;
+        self.mem.frames[f as usize].set_owner(Owner::None, NONE, 0);
+    }
+
+    /// Is the folio mapped by any PTE?
+    fn folio_mapped(&self, f: u32) -> bool {
+        let fr = &self.mem.frames[f as usize];
+        match fr.owner_kind() {
+            Owner::None => false,
+            Owner::Anon => true,
+            Owner::Shmem | Owner::File => self.mem.objects[fr.owner as usize].vmas.iter().any(|&v| {
+                let p = self.mem.vmas[v as usize].ptes[fr.index as usize];
+                p & PTE_PRESENT != 0 && pte_frame(p) == f
+            }),
+        }
+    }
+
+    /// `__remove_mapping` (§2.5): out of the swap cache or page cache with the policy's
+    /// shadow, then freed.
+    fn remove_mapping(&mut self, policy: &mut dyn LruPolicy, f: u32) {
+        let fr = self.mem.frames[f as usize];
+        if fr.has(PG_SWAPCACHE) {
+            let shadow = policy.eviction_shadow(&self.mem.frames, f, true);
+            self.delete_from_swap_cache(f, shadow);
+        } else if fr.owner_kind() == Owner::File {
+            let sh = policy.eviction_shadow(&self.mem.frames, f, false);
+            let e = if sh != 0 { ENT_SHADOW | sh as u64 } else { 0 };
+            self.mem.objects[fr.owner as usize].entries[fr.index as usize] = e;
+        } else if fr.owner_kind() == Owner::Shmem {
+            self.mem.objects[fr.owner as usize].entries[fr.index as usize] = 0;
+        }
+        self.free_frame(f);
+    }
+}

@@ -1,0 +1,90 @@
+//! The LRU policy interface: what a page-replacement policy (the classic active/inactive
+//! lists, the multi-generational LRU) must do, and the registry that selects one by name
+//! (`kernel.reclaim`).
+//!
+//! A policy owns its lists and its refault state. Everything policies share lives outside
+//! it: the reclaim drivers (direct reclaim's priority loop, kswapd; `reclaim/direct.rs`,
+//! `reclaim/kswapd.rs`), the page-out path (`shrink_folio_list`, `reclaim/pageout.rs`) and the
+//! swap I/O layer (`swap/io.rs`). The frame's `PG_LRU` bit and list bits (`mm::LIST_MASK`)
+//! belong to the policy; all other page flags are the kernel's.
+//!
+//! # Contract
+//! The caller (the engine) guarantees:
+//! - `folio_add` is called once for a folio that is not on any list (`PG_LRU` clear), after
+//!   its owner and flags are set; placement hints are the flags the kernel itself reads in
+//!   `lruvec_add_folio` / `lru_gen_folio_seq`: `PG_active` (a refault the policy activated,
+//!   or a new anonymous page before 5.9), `PG_workingset`, `PG_readahead`, `PG_swapbacked`.
+//! - `folio_del` is called only for a folio on a list (`PG_LRU` set), outside reclaim.
+//! - `shrink_node` and `kswapd_age` are called with the policy taken out of `Sim` (so the
+//!   policy may use all of `sim`); during them no other method of the policy is called
+//!   except through the `&mut self` it was given.
+//! - `rotate_reclaimable` is called for a folio on a list whose writeback just ended with
+//!   `PG_reclaim` set (the engine has cleared `PG_reclaim` and `PG_active`).
+//! The implementer guarantees:
+//! - list membership is reflected in `PG_LRU`: a folio it isolates has `PG_LRU` clear until it
+//!   is put back or freed; `lru_sizes` counts exactly the folios with `PG_LRU` set, by type.
+//! - `shrink_node` frees pages only through the shared page-out path, adds the pages it
+//!   scanned and reclaimed to `sc`, and charges its CPU time to `sc.cost`.
+//! - `check` returns every inconsistency of its own state (empty when consistent).
+
+use super::ScanControl;
+use crate::config::Resolved;
+use crate::engine::Sim;
+use crate::mm::Frame;
+use crate::stats::VmStat;
+
+/// What a refault decision may read and change.
+pub struct RefaultCtx<'a> {
+    pub frames: &'a mut [Frame],
+    pub vm: &'a mut VmStat,
+    /// Free swap slots on all devices (anon competes for residence only while swap has room).
+    pub swap_free: u64,
+}
+
+pub trait LruPolicy {
+    /// The name `kernel.reclaim` selects it by.
+    fn name(&self) -> &'static str;
+
+    /// `folio_add_lru`: a new, refaulted or read-ahead folio enters the lists.
+    fn folio_add(&mut self, frames: &mut [Frame], f: u32);
+    /// `lruvec_del_folio`: a folio leaves the lists outside reclaim (freed while unmapped).
+    fn folio_del(&mut self, frames: &mut [Frame], f: u32);
+    /// `folio_mark_accessed`: an access through a file descriptor (read()/write()).
+    fn mark_accessed(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat);
+    /// `folio_rotate_reclaimable`: writeback of a folio marked for reclaim ended; put it where
+    /// reclaim finds it next.
+    fn rotate_reclaimable(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat);
+    /// Pages on the lists as `/proc/vmstat` reports them: `[nr_inactive_anon,
+    /// nr_active_anon, nr_inactive_file, nr_active_file]` (indexed by `mm::LruList`).
+    fn lru_sizes(&self) -> [u64; 4];
+
+    /// One reclaim pass over the node's lruvec at `sc.priority` (`shrink_node` /
+    /// `shrink_lruvec`, or MGLRU's `lru_gen_shrink_node`).
+    fn shrink_node(&mut self, sim: &mut Sim, sc: &mut ScanControl);
+    /// kswapd's aging of the node before it shrinks it (`kswapd_age_node`).
+    fn kswapd_age(&mut self, sim: &mut Sim, sc: &mut ScanControl);
+    /// A reclaim cycle ended (direct reclaim returned, kswapd went to sleep):
+    /// `snapshot_refaults`.
+    fn reclaim_cycle_end(&mut self, vm: &VmStat);
+
+    /// `workingset_eviction`: the shadow to leave in the page or swap cache for a folio being
+    /// evicted (`anon`: swap-backed); 0 when this policy (in this era) keeps none.
+    fn eviction_shadow(&mut self, frames: &[Frame], f: u32, anon: bool) -> u32;
+    /// `workingset_refault`: a folio is being read back in over `shadow`; set the flags that
+    /// place it (`folio_add` follows) and count the refault.
+    fn refault(&mut self, ctx: RefaultCtx<'_>, f: u32, shadow: u32, anon: bool);
+
+    /// Every inconsistency of the policy's state against the frames (empty when consistent).
+    fn check(&self, frames: &[Frame]) -> Vec<String>;
+}
+
+/// The policies `kernel.reclaim` may name.
+pub const RECLAIM_POLICIES: &[&str] = &["classic"];
+
+/// The registry: a policy by name. The name has been validated against [`RECLAIM_POLICIES`].
+pub fn build(name: &str, cfg: &Resolved) -> Box<dyn LruPolicy> {
+    match name {
+        "classic" => Box::new(super::classic::ClassicLru::new(cfg)),
+        other => unreachable!("kernel.reclaim {other:?} passed validation but has no policy"),
+    }
+}

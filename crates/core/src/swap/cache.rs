@@ -1,0 +1,109 @@
+//! The swap cache and swap-map references (`mm/swap_state.c`, `mm/swapfile.c`;
+//! kernel-algorithms.md §2): adding a folio for write-out or read-in, dropping references,
+//! removing a folio with its shadow, giving swap back.
+
+use crate::engine::Sim;
+use crate::mm::*;
+use crate::swap::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
+
+impl Sim {
+    /// `folio_alloc_swap`: a slot for a folio being swapped out, on the highest-priority area
+    /// with room; the folio enters the swap cache, dirty.
+    pub(crate) fn add_to_swap(&mut self, f: u32, cpu: usize) -> bool {
+        for k in 0..self.swap.order.len() {
+            let d = self.swap.order[k];
+            if let Some(slot) = self.swap.areas[d].alloc(cpu) {
+                self.swap.areas[d].cache[slot as usize] = f;
+                self.swap.areas[d].shadow[slot as usize] = 0;
+                self.mem.frames[f as usize].set_swap(d, slot);
+                self.mem.frames[f as usize].flags |= PG_DIRTY;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A freshly allocated frame enters the swap cache for a read: locked, swap-backed,
+    /// refault-checked against the slot's shadow, then on the LRU (§1.2.2).
+    pub(crate) fn add_to_swap_cache_for_read(&mut self, f: u32, dev: usize, slot: u32, readahead: bool) {
+        let fr = &mut self.mem.frames[f as usize];
+        fr.flags |= PG_SWAPBACKED | PG_LOCKED | if readahead { PG_READAHEAD } else { 0 };
+        fr.set_swap(dev, slot);
+        let area = &mut self.swap.areas[dev];
+        area.cache[slot as usize] = f;
+        area.map[slot as usize] |= SWAP_HAS_CACHE;
+        let shadow = std::mem::take(&mut area.shadow[slot as usize]);
+        if shadow != 0 {
+            self.refault(f, shadow, true);
+        }
+        self.lru_add(f);
+    }
+
+    /// Drop one swap-map reference of (dev, slot) held by a PTE or shmem entry
+    /// (`free_swap_and_cache`, §2.5): at zero, a cache-only slot's folio is dropped when it is
+    /// not busy, and the slot is freed once no cache holds it.
+    pub(crate) fn put_swap_ref(&mut self, dev: usize, slot: u32) {
+        let area = &mut self.swap.areas[dev];
+        let m = area.map[slot as usize];
+        debug_assert!(m & SWAP_COUNT_MASK > 0, "put on slot {slot} with count 0");
+        let m = m - 1;
+        area.map[slot as usize] = m;
+        if m & SWAP_COUNT_MASK != 0 {
+            return;
+        }
+        if m & SWAP_HAS_CACHE != 0 {
+            let f = area.cache[slot as usize];
+            let fr = &self.mem.frames[f as usize];
+            if !fr.has(PG_WRITEBACK) && !fr.has(PG_LOCKED) && fr.owner_kind() == Owner::None {
+                // Unmapped cache-only folio: reclaim it now (__try_to_reclaim_swap).
+                self.delete_from_swap_cache(f, 0);
+                if self.mem.frames[f as usize].has(PG_LRU) {
+                    self.reclaim.policy().folio_del(&mut self.mem.frames, f);
+                }
+                self.free_frame(f);
+            }
+            return;
+        }
+        area.cache[slot as usize] = NONE;
+        self.swap.free_slot(dev, slot);
+    }
+
+    /// Remove a folio from the swap cache, leaving `shadow` (the LRU policy's workingset
+    /// shadow at eviction, 0 for none) in the slot, and free the slot if nothing references it
+    /// any more.
+    pub(crate) fn delete_from_swap_cache(&mut self, f: u32, shadow: u32) {
+        let fr = self.mem.frames[f as usize];
+        debug_assert!(fr.has(PG_SWAPCACHE));
+        let (dev, slot) = (fr.swap_dev(), fr.slot);
+        let area = &mut self.swap.areas[dev];
+        area.cache[slot as usize] = NONE;
+        area.map[slot as usize] &= !SWAP_HAS_CACHE;
+        self.mem.frames[f as usize].clear_swap();
+        if area.map[slot as usize] == 0 {
+            self.swap.free_slot(dev, slot);
+        } else {
+            area.shadow[slot as usize] = shadow;
+        }
+    }
+
+    /// `folio_free_swap`: drop the swap copy of a folio nobody else references; the folio
+    /// becomes dirty (its only copy is in memory now).
+    pub(crate) fn try_free_swap(&mut self, f: u32) -> bool {
+        let fr = self.mem.frames[f as usize];
+        if !fr.has(PG_SWAPCACHE) || fr.has(PG_WRITEBACK) {
+            return false;
+        }
+        let count = self.swap.areas[fr.swap_dev()].count(fr.slot);
+        if count != 0 {
+            return false;
+        }
+        self.delete_from_swap_cache(f, 0);
+        self.mem.frames[f as usize].flags |= PG_DIRTY;
+        true
+    }
+
+    /// `vm_swap_full()`: more than half of all swap in use (§2.1).
+    pub fn vm_swap_full(&self) -> bool {
+        self.swap.free_pages() * 2 < self.swap.total_pages()
+    }
+}

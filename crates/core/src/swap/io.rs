@@ -1,0 +1,117 @@
+//! The swap I/O layer (`mm/page_io.c`): every swap-out write and swap-in read goes through
+//! here. A page is offered to the fronting store first (`swap_writepage` →
+//! frontswap/zswap store; `swap_read_folio` → load); what the store does not take goes to the
+//! area's device — at once and in the caller's context for a synchronous device (zram, brd:
+//! `SWP_SYNCHRONOUS_IO`, §1.7), else into the caller's plug, submitted as block requests when
+//! the batch ends. `pswpin` / `pswpout` count pages read from / written to a device, where the
+//! kernel counts them; `pgpgin` / `pgpgout` count the KiB the block layer moved.
+
+use super::store::{LoadOutcome, StoreOutcome};
+use crate::device::{Plug, Request};
+use crate::engine::{DevRef, Sim};
+use crate::mm::*;
+
+/// How a swap write went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriteOutcome {
+    /// Done before returning (a fronting store kept it, or a synchronous device wrote it): the
+    /// folio is clean and can be freed; `cpu_ns` is the caller's.
+    Done { cpu_ns: u64 },
+    /// Under writeback: the request is in the plug; the folio is kept until it completes.
+    /// `cpu_ns` is what a store that refused the page cost.
+    Queued { cpu_ns: u64 },
+}
+
+/// One batch's plugs, one per swap area (`blk_start_plug` .. `blk_finish_plug`).
+pub struct SwapPlugs {
+    plugs: Vec<Plug>,
+}
+
+impl SwapPlugs {
+    pub fn new(areas: usize) -> SwapPlugs {
+        SwapPlugs { plugs: (0..areas).map(|_| Plug::default()).collect() }
+    }
+
+    /// Requests already queued in the plug for area `dev`.
+    pub fn queued(&self, dev: usize) -> u64 {
+        self.plugs[dev].requests.len() as u64
+    }
+
+    /// `blk_finish_plug`: submit every area's requests, in area order, the first at `at`;
+    /// returns the submitter's CPU time.
+    pub fn submit(self, sim: &mut Sim, at: u64) -> u64 {
+        let mut cpu = 0;
+        for (d, plug) in self.plugs.into_iter().enumerate() {
+            if !plug.is_empty() {
+                cpu += sim.submit_plug(DevRef::Swap(d), plug, at + cpu);
+            }
+        }
+        cpu
+    }
+}
+
+impl Sim {
+    /// Is the request queue of area `dev` full, counting what this batch has plugged? A
+    /// synchronous device has no queue.
+    pub(crate) fn swap_queue_congested(&self, dev: usize, plugs: &SwapPlugs) -> bool {
+        let d = &self.swap.areas[dev].device;
+        !d.params.synchronous && d.in_flight() + plugs.queued(dev) >= d.params.nr_requests as u64
+    }
+
+    /// `swap_writepage`: write out dirty swap-cache folio `f` (already marked clean).
+    pub(crate) fn swap_writepage(&mut self, f: u32, plugs: &mut SwapPlugs) -> WriteOutcome {
+        let fr = self.mem.frames[f as usize];
+        let (dev, slot) = (fr.swap_dev(), fr.slot);
+        let now = self.now;
+        let store_cpu = match self.swap.store.store(dev, slot, now) {
+            StoreOutcome::Stored { cpu_ns } => return WriteOutcome::Done { cpu_ns },
+            StoreOutcome::Refused { cpu_ns } => cpu_ns,
+        };
+        self.stats.vm.pswpout += 1;
+        let d = &mut self.swap.areas[dev].device;
+        if d.params.synchronous {
+            // SWP_SYNCHRONOUS_IO write: done in this context (§1.7).
+            let cpu_ns = store_cpu + d.sync_cpu_ns(1, true) + d.block_layer_cpu_ns();
+            d.sync_io(Request { start: slot as u64, pages: 1, write: true });
+            self.stats.vm.pgpgout += PAGE_KB;
+            return WriteOutcome::Done { cpu_ns };
+        }
+        let m = d.params.max_request_pages;
+        let fr = &mut self.mem.frames[f as usize];
+        fr.flags |= PG_WRITEBACK | PG_RECLAIM;
+        self.io.nr_writeback += 1;
+        plugs.plugs[dev].add(slot as u64, true, f, m);
+        WriteOutcome::Queued { cpu_ns: store_cpu }
+    }
+
+    /// `swap_read_folio` for a locked swap-cache folio `f` of (`dev`, `slot`) in a batch
+    /// (a fault's target or a readahead page): from the store when it has the page (the folio
+    /// is up to date at once), else into the plug. Returns the CPU time of a store hit.
+    pub(crate) fn swap_read_folio(&mut self, f: u32, dev: usize, slot: u32, plugs: &mut SwapPlugs) -> u64 {
+        let now = self.now;
+        if let LoadOutcome::Hit { cpu_ns } = self.swap.store.load(dev, slot, now) {
+            self.mem.frames[f as usize].flags &= !PG_LOCKED;
+            return cpu_ns;
+        }
+        self.stats.vm.pswpin += 1;
+        let m = self.swap.areas[dev].device.params.max_request_pages;
+        plugs.plugs[dev].add(slot as u64, false, f, m);
+        0
+    }
+
+    /// `swap_read_folio` on a synchronous device without the swap cache (the
+    /// `SWP_SYNCHRONOUS_IO` bypass, §1.7): read (`dev`, `slot`) in the caller's context.
+    /// Returns the caller's CPU time.
+    pub(crate) fn swap_read_folio_sync(&mut self, dev: usize, slot: u32) -> u64 {
+        let now = self.now;
+        if let LoadOutcome::Hit { cpu_ns } = self.swap.store.load(dev, slot, now) {
+            return cpu_ns;
+        }
+        let d = &mut self.swap.areas[dev].device;
+        let cpu_ns = d.sync_cpu_ns(1, false) + d.block_layer_cpu_ns();
+        d.sync_io(Request { start: slot as u64, pages: 1, write: false });
+        self.stats.vm.pswpin += 1;
+        self.stats.vm.pgpgin += PAGE_KB;
+        cpu_ns
+    }
+}
