@@ -20,7 +20,7 @@ pub mod params;
 pub use params::DeviceParams;
 use std::collections::VecDeque;
 
-const PAGE_BYTES: u64 = 4096;
+const PAGE_BYTES: u64 = crate::mm::PAGE_SIZE;
 
 #[derive(Clone, Debug)]
 pub struct Device {

@@ -44,13 +44,17 @@ pub trait KernelThread {
 }
 
 impl Sim {
-    /// Create a kernel thread's task (asleep) and return its task id.
-    pub fn spawn_kthread(&mut self, kt: Box<dyn KernelThread>) -> u32 {
+    /// Create a kernel thread's task and return its task id. It sleeps until woken, or first
+    /// runs at `first_run` (a periodic thread such as a flusher).
+    pub fn spawn_kthread(&mut self, kt: Box<dyn KernelThread>, first_run: Option<u64>) -> u32 {
         let tid = self.tasks.len() as u32;
         let pid = tid + 1;
         let index = self.kthreads.len() as u32;
         self.tasks.push(Task::kernel(kt.name(), pid, index));
         self.kthreads.push(Some(kt));
+        if let Some(t) = first_run {
+            self.push(t, Ev::Start(tid));
+        }
         tid
     }
 

@@ -111,7 +111,7 @@ impl Sim {
             ipc: ipc::IpcState::new(c),
         };
         sim.build_tasks();
-        sim.kswapd = sim.spawn_kthread(Box::new(crate::reclaim::kswapd::Kswapd));
+        sim.kswapd = sim.spawn_kthread(Box::new(crate::reclaim::kswapd::Kswapd), None);
         sim
     }
 

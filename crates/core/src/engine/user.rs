@@ -29,62 +29,67 @@ impl Sim {
 
 
 
-    pub(super) fn run_user(&mut self, tid: u32, cpu: usize, horizon: u64) {
+    /// The fast path: run the task's program while its touches hit resident pages, which only
+    /// set the accessed (and dirty) bit (DESIGN.md performance contract; the kernel does not
+    /// move pages on access either), until `horizon`, its deadline, the end of its program, or
+    /// a step that needs the kernel. Returns that step (None: time or program ran out) and
+    /// whether the task is finished.
+    #[inline]
+    fn run_resident(&mut self, tid: u32, horizon: u64) -> (Option<Step>, bool) {
         let touch_ns = self.costs.resident_touch_ns;
+        let Sim { tasks, mem, .. } = self;
+        let t = &mut tasks[tid as usize];
+        if let Some(op) = t.pending_op.take() {
+            return (Some(Step::Op(op)), false);
+        }
+        if let Some((mi, touch)) = t.pending.take() {
+            return (Some(Step::Touch(mi, touch)), false);
+        }
+        let deadline = t.deadline.unwrap_or(u64::MAX);
+        let limit = horizon.min(deadline);
+        let mut resident = 0u64;
+        let out;
+        let program = t.program.as_mut().expect("user task has a program");
+        let mut cost = touch_ns + program.compute_ns();
+        let mut clock = t.clock;
         loop {
-            // Fast path: resident touches only set the accessed (and dirty) bit (DESIGN.md
-            // performance contract; the kernel does not move pages on access either).
-            let (slow, stop) = {
-                let Sim { tasks, mem, .. } = self;
-                let t = &mut tasks[tid as usize];
-                let deadline = t.deadline.unwrap_or(u64::MAX);
-                let limit = horizon.min(deadline);
-                let mut resident = 0u64;
-                let out;
-                if let Some(op) = t.pending_op.take() {
-                    out = (Some(Step::Op(op)), false);
-                } else if let Some((mi, touch)) = t.pending.take() {
-                    out = (Some(Step::Touch(mi, touch)), false);
-                } else {
-                    let program = t.program.as_mut().expect("user task has a program");
-                    let mut cost = touch_ns + program.compute_ns();
-                    let mut clock = t.clock;
-                    loop {
-                        if clock >= limit {
-                            out = (None, clock >= deadline);
-                            break;
-                        }
-                        match program.next_step() {
-                            None => {
-                                out = (None, true);
-                                break;
-                            }
-                            Some(Step::Op(op)) => {
-                                out = (Some(Step::Op(op)), false);
-                                break;
-                            }
-                            Some(Step::Touch(mi, touch)) => {
-                                let vma = &mut mem.vmas[t.vmas[mi] as usize];
-                                let pte = &mut vma.ptes[touch.page as usize];
-                                let ok = *pte & PTE_PRESENT != 0 && (!touch.write || *pte & PTE_WRITE != 0);
-                                if ok {
-                                    *pte |= PTE_ACCESSED | if touch.write { PTE_DIRTY } else { 0 };
-                                    clock += cost;
-                                    resident += 1;
-                                    cost = touch_ns + program.compute_ns();
-                                } else {
-                                    out = (Some(Step::Touch(mi, touch)), false);
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    t.clock = clock;
-                    t.touches += resident;
-                    t.touch_hist.record_n(touch_ns, resident);
+            if clock >= limit {
+                out = (None, clock >= deadline);
+                break;
+            }
+            match program.next_step() {
+                None => {
+                    out = (None, true);
+                    break;
                 }
-                out
-            };
+                Some(Step::Op(op)) => {
+                    out = (Some(Step::Op(op)), false);
+                    break;
+                }
+                Some(Step::Touch(mi, touch)) => {
+                    let vma = &mut mem.vmas[t.vmas[mi] as usize];
+                    let pte = &mut vma.ptes[touch.page as usize];
+                    let ok = *pte & PTE_PRESENT != 0 && (!touch.write || *pte & PTE_WRITE != 0);
+                    if !ok {
+                        out = (Some(Step::Touch(mi, touch)), false);
+                        break;
+                    }
+                    *pte |= PTE_ACCESSED | if touch.write { PTE_DIRTY } else { 0 };
+                    clock += cost;
+                    resident += 1;
+                    cost = touch_ns + program.compute_ns();
+                }
+            }
+        }
+        t.clock = clock;
+        t.touches += resident;
+        t.touch_hist.record_n(touch_ns, resident);
+        out
+    }
+
+    pub(super) fn run_user(&mut self, tid: u32, cpu: usize, horizon: u64) {
+        loop {
+            let (slow, stop) = self.run_resident(tid, horizon);
             if stop {
                 self.finish_task(tid, cpu, false);
                 return;

@@ -7,20 +7,19 @@
 //! backward or centred; the window is clipped to the VMA and to the 2 MiB PMD of the fault.
 //! The maximum window is `1 << min(page_cluster, SWAP_RA_ORDER_CEILING = 5)`.
 //!
-//! shmem faults, and every fault while a rotating swap device is on (`nr_rotate_swap`, §1.5
-//! "don't use VMA readahead if HDD"), use the offset-based adaptive path; the engine tells this
-//! policy through [`FaultCtx::shmem`] and [`VmaReadahead::set_cluster_only`].
+//! shmem faults use the offset-based adaptive path ([`FaultCtx::shmem`]). While a rotating
+//! swap device is on (`nr_rotate_swap`, §1.5 "don't use VMA readahead if HDD") this policy is
+//! not selected at all: `engine::resolve_readahead` picks the adaptive one instead.
 
 use super::{window_size, Adaptive, FaultCtx, SwapReadahead, Window};
 
 pub const SWAP_RA_ORDER_CEILING: u32 = 5;
 const SWAP_RA_WIN_SHIFT: u32 = 6;
 const SWAP_RA_HITS_MASK: u64 = 63;
-const PMD_PAGES: u64 = 512;
+const PMD_PAGES: u64 = crate::mm::PTRS_PER_PMD;
 
 pub struct VmaReadahead {
     cluster: Adaptive,
-    cluster_only: bool,
 }
 
 /// (last fault vpn, win, hits) from the packed word.
@@ -62,11 +61,7 @@ pub fn vma_window(info: &mut u64, fault_vpn: u64, vma_start: u64, vma_end: u64, 
 
 impl VmaReadahead {
     pub fn new() -> VmaReadahead {
-        VmaReadahead { cluster: Adaptive::new(true), cluster_only: false }
-    }
-    /// A rotating swap device is on: VMA readahead is off system-wide.
-    pub fn set_cluster_only(&mut self, on: bool) {
-        self.cluster_only = on;
+        VmaReadahead { cluster: Adaptive::new(true) }
     }
 }
 
@@ -82,7 +77,7 @@ impl SwapReadahead for VmaReadahead {
     }
 
     fn window(&mut self, ctx: &FaultCtx, info: &mut u64) -> Window {
-        if ctx.shmem || self.cluster_only {
+        if ctx.shmem {
             return self.cluster.cluster_window(ctx);
         }
         let (win, start, end) = vma_window(info, ctx.fault_vpn, ctx.vma_start, ctx.vma_end, ctx.page_cluster);
@@ -94,7 +89,7 @@ impl SwapReadahead for VmaReadahead {
     }
 
     fn on_cache_hit(&mut self, was_ra: bool, shmem: bool, info: &mut u64, fault_vpn: u64) {
-        if shmem || self.cluster_only {
+        if shmem {
             if was_ra {
                 self.cluster.note_hit();
             }
