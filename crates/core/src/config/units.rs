@@ -7,7 +7,7 @@ use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 
-pub const PAGE_SIZE: u64 = 4096;
+pub use crate::mm::PAGE_SIZE;
 
 /// A size in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
