@@ -242,3 +242,28 @@ fn direct_reclaim_does_not_spiral_on_slow_swap() {
         assert!(scan <= 64 * steal.max(1), "{name}: direct reclaim scanned {scan} pages to reclaim {steal} in {stalls} stalls");
     }
 }
+
+/// The time series cannot grow without bound on a run whose virtual time is very long (it
+/// once grew ~100 MB/s of real memory): it thins itself and says at what interval it ended.
+#[test]
+fn timeseries_is_bounded_on_a_very_long_run() {
+    use swaplab_core::engine::MAX_TIMESERIES_SAMPLES;
+    // 3,000 s of virtual time: one touch per second of compute.
+    let res = run_checked(BASE, &["task.0.mapping.0.size=\"4KiB\"", "task.0.phase.0.cycles=3000", "task.0.phase.0.compute=\"1s\""]);
+    assert!(res.elapsed_ns >= 2_999_000_000_000, "the run must be long: {} ns", res.elapsed_ns);
+    let n = res.timeseries.t_ns.len();
+    assert!(n <= MAX_TIMESERIES_SAMPLES && n > MAX_TIMESERIES_SAMPLES / 4, "{n} samples");
+    assert_eq!(res.summary.timeseries_interval_ns, 200_000_000, "30,000 samples at 100 ms halve once");
+    assert!(res.timeseries.t_ns.windows(2).all(|w| w[0] < w[1]), "samples stay in time order");
+}
+
+/// A task whose start_delay lies past the end of the run never starts: it reports an empty
+/// interval, never an end before its start.
+#[test]
+fn a_task_that_never_starts_reports_an_empty_interval() {
+    let text = multi_task(2, 1, "32MiB", None, "anon", "1MiB", "sequential", 1.0);
+    let res = run_checked(&text, &["task.1.start_delay=\"10s\"", "sim.time_limit=\"1s\""]);
+    let late = &res.tasks[1];
+    assert_eq!(late.start_ns, 10_000_000_000);
+    assert_eq!((late.end_ns, late.elapsed_ns, late.touches), (late.start_ns, 0, 0), "{late:?}");
+}

@@ -34,6 +34,9 @@ macro_rules! vmstat {
     };
 }
 
+// `kswapd_high_wmark_hit_quickly` and `pgscan_direct_throttle` are kernel counters whose
+// mechanisms are not modelled yet (kswapd re-checking the watermarks when its HZ/10 nap ends;
+// `throttle_direct_reclaim` on pfmemalloc reserves): they read 0 until those mechanisms exist.
 vmstat!(
     pswpin, pswpout, swap_ra, swap_ra_hit, pgfault, pgmajfault,
     pgscan_kswapd, pgscan_direct, pgsteal_kswapd, pgsteal_direct,
