@@ -193,10 +193,10 @@ pub fn trace(path: &str) -> Result<Value, String> {
         "distinct_pages": seq.distinct(),
         "trace_load_per_s": (n / load_wall).round(),
         "trace_replay_resident_per_s": (n / wall_r).round(),
-        "trace_replay_resident_majfault": resident.vm.pgmajfault,
+        "trace_replay_resident_majfault": resident.stats.vm.pgmajfault,
         "trace_replay_swapping_per_s": (n / wall_s).round(),
         "trace_replay_swapping_memcg_limit_pages": half / 4096,
-        "trace_replay_swapping_majfault": swapping.vm.pgmajfault,
+        "trace_replay_swapping_majfault": swapping.stats.vm.pgmajfault,
         "exact_mrc_per_s": (n / mrc_wall).round(),
         "exact_mrc_cold_misses": h.cold,
     }))
