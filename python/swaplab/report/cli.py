@@ -24,7 +24,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"report: {out} ({len(report.figures())} plots)")
     if args.png:
-        paths = png.write_all(report, args.png)
+        try:
+            paths = png.write_all(report, args.png)
+        except OSError as e:
+            raise UserError(f"--png {args.png}: {e.strerror or e}") from None
         if not args.quiet:
             print(f"png: {len(paths)} files in {args.png}")
     return 0

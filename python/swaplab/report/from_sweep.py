@@ -72,8 +72,7 @@ def sections(manifest: Dict[str, Any], df, wanted: Optional[Sequence[str]] = Non
     axes = {a: _sorted_values(v) for a, v in manifest.get("axes", {}).items() if a != "seed" and len(v) > 1}
     chosen = _metrics(df, wanted)
     text = (f"{len(manifest.get('points', []))} points over {', '.join(f'{a} ({len(v)})' for a, v in manifest.get('axes', {}).items())}"
-            f" of {manifest.get('workload')}" + (f", scale 1/{manifest['scale']:g}" if manifest.get("scale", 1) != 1 else "")
-            + f"; {len(ok)} results, {int((df['status'] == 'failed').sum())} failed.")
+            f" of {manifest.get('workload')}; {len(ok)} results, {int((df['status'] == 'failed').sum())} failed.")
     out = [Section(f"Sweep {manifest['name']}", text)]
     for metric in chosen:
         figs: List[Any] = [axis_figure(ok, a, v, metric) for a, v in axes.items()]

@@ -20,6 +20,14 @@ def _line(ax, f: LineFigure) -> None:
     for i, s in enumerate(f.series):
         color = PALETTE[i % len(PALETTE)]
         ys = [float("nan") if v is None else v for v in s.y]
+        if f.xcats is not None:  # categories: dots and range bars, no connecting line
+            if s.band:
+                err = [[0.0 if y is None or lo is None else max(0.0, y - lo) for y, lo in zip(s.y, s.band[0])],
+                       [0.0 if y is None or hi is None else max(0.0, hi - y) for y, hi in zip(s.y, s.band[1])]]
+                ax.errorbar(s.x, ys, yerr=err, fmt="o", color=color, label=s.name or None, capsize=3)
+            else:
+                ax.plot(s.x, ys, "o", color=color, label=s.name or None)
+            continue
         if s.band:
             lo = [float("nan") if v is None else v for v in s.band[0]]
             hi = [float("nan") if v is None else v for v in s.band[1]]

@@ -168,7 +168,10 @@ def line_svg(f: LineFigure) -> str:
     body = _axes(xs, ys, xticks, yticks, f.xlabel, f.ylabel, rotate)
     for i, s in enumerate(f.series):
         color = PALETTE[i % len(PALETTE)]
-        body += _series(s, xs, ys, color, f.logx, markers=f.xcats is not None or len(s.x) <= 12)
+        if f.xcats is not None:
+            body += _dots(s, xs, ys, color)
+        else:
+            body += _series(s, xs, ys, color, f.logx, markers=len(s.x) <= 12)
     legend, lh = _legend([s.name for s in f.series], H + 6) if len(f.series) > 1 or f.series[0].name else ([], 0)
     return _frame(f.title, int(H + lh + 4), body + legend)
 
@@ -205,6 +208,21 @@ def _series(s, xs: Scale, ys: Scale, color: str, logx: bool, markers: bool) -> L
             for x, y in seg:
                 out.append(f'<circle class="m" cx="{xs(x):.1f}" cy="{ys(y):.1f}" r="3" fill="{color}">'
                            f'<title>{escape(s.name)}: {fmt(y)}</title></circle>')
+    return out
+
+
+def _dots(s, xs: Scale, ys: Scale, color: str) -> List[str]:
+    """Categories have no order to connect: a dot per category and its band as a range bar."""
+    out = []
+    lows, highs = s.band if s.band else ([None] * len(s.x), [None] * len(s.x))
+    for x, y, lo, hi in zip(s.x, s.y, lows, highs):
+        if lo is not None and hi is not None and ys(lo) - ys(hi) >= 0.5:
+            out.append(f'<line class="m" x1="{xs(x):.1f}" x2="{xs(x):.1f}" y1="{ys(lo):.1f}" y2="{ys(hi):.1f}" '
+                       f'stroke="{color}" stroke-width="6" stroke-opacity="0.25" stroke-linecap="round">'
+                       f'<title>{fmt(lo)}..{fmt(hi)}</title></line>')
+        if y is not None:
+            out.append(f'<circle class="m" cx="{xs(x):.1f}" cy="{ys(y):.1f}" r="4" fill="{color}">'
+                       f'<title>{escape(s.name)}: {fmt(y)}</title></circle>')
     return out
 
 

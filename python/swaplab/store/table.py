@@ -87,10 +87,9 @@ def rows(store: Store) -> List[Dict[str, Any]]:
             row.update(cache[key])
             out.append(row)
     for key in store.keys():
-        if key not in named:
-            row = {"sweep": None, "point": None}
-            row.update(_record_row(store.get(key)))
-            out.append(row)
+        rec = store.get(key) if key not in named else None
+        if rec is not None:
+            out.append({"sweep": None, "point": None, **_record_row(rec)})
     return out
 
 

@@ -132,6 +132,7 @@ def run_sweep(grid: Grid, store: Store, engine: str = "local", jobs: Optional[in
         if hasattr(stream, "close"):
             stream.close()
         progress.close()
+        store.flush()
         tbl.write(store)
     _count_points(grid, keyed, errors, summary)
     summary.wall_s = time.monotonic() - t0
