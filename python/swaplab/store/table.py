@@ -15,7 +15,8 @@ Columns:
   fault-latency percentiles in microseconds over all tasks (``latency_p99_us``,
   ``fault_latency_p99_us``, ...: metrics.py's names), ``oom_kills``
 * every /proc/vmstat counter of the run under its own name (``pswpin``, ``allocstall``, ...)
-* ``wall_s``: the wall-clock seconds the point took (informative; not part of the result)
+* ``wall_s``, ``cpu_s``: the wall-clock and CPU seconds the point took (informative: they
+  depend on the machine and its load, not on the configuration; not part of the result)
 
 An axis column holds numbers when every value is a number, text otherwise. The table is
 written as Parquet (atomically) and read back with pandas.
@@ -31,6 +32,7 @@ from ..io import write_atomic
 from .points import Store
 
 LATENCY_METRICS = [f"{f}_{p}_us" for f in ("latency", "fault_latency") for p in ("mean", "p50", "p90", "p99", "p99.9", "max")]
+TIMING_COLUMNS = ["wall_s", "cpu_s"]
 BASE_COLUMNS = ["sweep", "point", "key", "status", "error", "kind", "name", "swaplab_version", "interrupted"]
 METRIC_COLUMNS = ["elapsed_s", "ra_hit_pct", "touches", "major_faults", "oom_kills"] + \
     [m.replace("p99.9", "p99_9") for m in LATENCY_METRICS]
@@ -63,7 +65,7 @@ def _record_row(record: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     if record is None:
         return {}
     row = {"key": record.get("key"), "status": record.get("status"), "error": record.get("error"),
-           "wall_s": record.get("wall_s")}
+           "wall_s": record.get("wall_s"), "cpu_s": record.get("cpu_s")}
     if record.get("status") == "ok":
         row.update(metric_row(record.get("result") or {}))
     return row
@@ -108,11 +110,11 @@ def frame(store: Store):
     import pandas as pd
 
     data = rows(store)
-    extra = sorted({c for r in data for c in r} - set(BASE_COLUMNS) - set(METRIC_COLUMNS) - {"wall_s"})
+    extra = sorted({c for r in data for c in r} - set(BASE_COLUMNS) - set(METRIC_COLUMNS) - set(TIMING_COLUMNS))
     axes = [c for s in store.sweeps() for c in (axis_column(a) for a in s.get("axes", {}))]
     axes = list(dict.fromkeys(axes))
     counters = [c for c in extra if c not in axes]
-    columns = BASE_COLUMNS[:2] + axes + BASE_COLUMNS[2:] + METRIC_COLUMNS + counters + ["wall_s"]
+    columns = BASE_COLUMNS[:2] + axes + BASE_COLUMNS[2:] + METRIC_COLUMNS + counters + TIMING_COLUMNS
     df = pd.DataFrame(data, columns=columns)
     for c in axes:
         kind = _uniform(df[c])
@@ -124,7 +126,7 @@ def frame(store: Store):
         df[c] = df[c].astype("string")
     df["point"] = df["point"].astype("Int64")
     df["interrupted"] = df["interrupted"].astype("boolean")
-    for c in METRIC_COLUMNS + counters:
+    for c in METRIC_COLUMNS + counters + TIMING_COLUMNS:
         df[c] = pd.to_numeric(df[c], errors="coerce")
     return df
 

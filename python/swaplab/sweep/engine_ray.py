@@ -77,7 +77,7 @@ def run(tasks: List[Task], jobs: int, address: Optional[str] = None) -> Iterator
                 try:
                     outcome = ray.get(ref)
                 except ray.exceptions.RayError as e:
-                    outcome = (None, f"ray: {' '.join(str(e).split())[:500]}", 0.0, "")
+                    outcome = (None, f"ray: {' '.join(str(e).split())[:500]}", 0.0, 0.0, "")
                 yield key, outcome
     finally:
         for ref in list(pending):

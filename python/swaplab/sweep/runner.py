@@ -43,6 +43,7 @@ class Summary:
     failed: int = 0
     wall_s: float = 0.0
     run_wall_s: float = 0.0           # sum of the simulations' own wall times
+    run_cpu_s: float = 0.0            # and of their CPU times (what a less loaded machine would take)
     table: str = ""
     failures: List[Dict[str, Any]] = field(default_factory=list)
 
@@ -115,15 +116,16 @@ def run_sweep(grid: Grid, store: Store, engine: str = "local", jobs: Optional[in
     progress = SweepProgress(grid.name, len(tasks), summary.cached, jobs, show_progress)
     stream = _engine_iter(engine, tasks, jobs, address)
     try:
-        for key, (out, err, wall, worker_version) in stream:
+        for key, (out, err, wall, cpu, worker_version) in stream:
             if out is not None and worker_version != version:
                 out, err = None, f"the worker runs swaplab {worker_version}, this sweep {version}"
             meta = {"kind": "simulation", "swaplab_version": version, "workload_source": grid.source,
-                    "overrides": overrides_of[key], "wall_s": round(wall, 6)}
+                    "overrides": overrides_of[key], "wall_s": round(wall, 6), "cpu_s": round(cpu, 6)}
             if out is not None:
                 store.put_ok(key, out, meta)
                 summary.ran += 1
                 summary.run_wall_s += wall
+                summary.run_cpu_s += cpu
             else:
                 store.put_failed(key, err or "unknown error", meta)
                 errors[key] = err or "unknown error"

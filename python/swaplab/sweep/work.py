@@ -12,23 +12,28 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, List, Optional, Tuple
 
-Outcome = Tuple[Optional[str], Optional[str], float, str]   # (result JSON, error, wall s, version)
+# (result JSON, error, wall seconds, CPU seconds of the worker, swaplab version of the worker)
+Outcome = Tuple[Optional[str], Optional[str], float, float, str]
 
 
 def simulate_point(text: str, source: str, overrides: List[str],
                    callback: Optional[Callable[[int, float], bool]] = None) -> Outcome:
     from .. import _core
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
+
+    def done(out: Optional[str], err: Optional[str]) -> Outcome:
+        return out, err, time.perf_counter() - t0, time.process_time() - c0, _core.version()
+
     try:
         out = _core.simulate(text, source, list(overrides), callback)
     except (KeyboardInterrupt, SystemExit):
         raise
     except _core.ConfigError as e:
-        return None, " ".join(str(e).split()), time.perf_counter() - t0, _core.version()
+        return done(None, " ".join(str(e).split()))
     except BaseException as e:  # noqa: BLE001 - pyo3 panics derive from BaseException
-        return None, f"{type(e).__name__}: {' '.join(str(e).split())}", time.perf_counter() - t0, _core.version()
-    return out, None, time.perf_counter() - t0, _core.version()
+        return done(None, f"{type(e).__name__}: {' '.join(str(e).split())}")
+    return done(out, None)
 
 
 def simulate_here(text: str, source: str, overrides: List[str], stop: Any) -> Outcome:
