@@ -71,7 +71,10 @@ def run(tasks: List[Task], jobs: int, address: Optional[str] = None) -> Iterator
                 if text not in text_refs:
                     text_refs[text] = ray.put(text)
                 pending[remote.remote(text_refs[text], source, overrides)] = key
-            done, _ = ray.wait(list(pending), num_returns=1)
+            refs = list(pending)
+            done, rest = ray.wait(refs, num_returns=1)
+            if rest:  # and whatever else is ready: one pass over the window per batch, not per point
+                done += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
             for ref in done:
                 key = pending.pop(ref)
                 try:
