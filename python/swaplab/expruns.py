@@ -10,6 +10,7 @@ Comparing the cells against the published numbers is ``swaplab reproduce``'s job
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any, List
 
@@ -19,6 +20,15 @@ from . import tomlio
 
 def is_experiment(doc: Any) -> bool:
     return isinstance(doc, dict) and isinstance(doc.get("experiment"), dict)
+
+
+def workload_text(exp: Any) -> str:
+    """The experiment's workload as the simulator should read it: its own file when it has one
+    (so that an error names the file's real line), else the inline table written as TOML."""
+    if os.path.isfile(exp.workload_source):
+        with open(exp.workload_source, encoding="utf-8") as f:
+            return f.read()
+    return tomlio.dumps(exp.workload)
 
 
 def run_experiment_file(args: Any, sets: List[str], user_error: Any) -> int:
@@ -37,7 +47,7 @@ def run_experiment_file(args: Any, sets: List[str], user_error: Any) -> int:
     if args.plot and len(cells) > 1:
         raise user_error(f"{args.file}: --plot draws one run and this experiment has {len(cells)} cells "
                          "(use `swaplab report` on the --json output of one cell)")
-    text = tomlio.dumps(exp.workload)
+    text = workload_text(exp)
     runs = []
     for row, variant in cells:
         result = simulate_text(text, exp.workload_source, exp.overrides(row, variant) + list(sets))

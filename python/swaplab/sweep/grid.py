@@ -165,7 +165,14 @@ def _workload(path: Path, doc: Dict[str, Any], scale: float) -> Tuple[str, str, 
     if scale != 1:
         source += f" (scaled 1/{scale:g})"
     try:
-        text = tomlio.dumps(scale_workload(wdoc, scale)) if (exp or scale != 1) else wpath.read_text(encoding="utf-8")
+        if scale != 1:
+            text = tomlio.dumps(scale_workload(wdoc, scale))
+        elif exp is not None:
+            from ..expruns import workload_text
+
+            text = workload_text(exp)
+        else:
+            text = wpath.read_text(encoding="utf-8")
     except (TypeError, ValueError) as e:
         raise _err(path, f"workload {wl!r}: {e}") from None
     return text, source, wdoc, exp
