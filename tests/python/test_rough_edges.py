@@ -24,6 +24,9 @@ def test_run_on_an_experiment_runs_its_baseline_of_every_row(tmp_path):
         cfg = r["result"]["config"]
         assert cfg["kernel"]["readahead"] == "fixed" and cfg["machine"]["ram"] == 112 << 20
     assert proc.stdout.count("== hugh2012-ssd: row") == 4
+    page = tmp_path / "runs.html"
+    assert run_cli("report", out, "-o", page).returncode == 0
+    assert page.read_text().count("<h2>Rand Anon / Vanilla</h2>") == 1
 
 
 def test_run_on_an_experiment_with_all_variants(tmp_path):

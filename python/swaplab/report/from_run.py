@@ -99,18 +99,32 @@ def task_table(raw: Dict[str, Any]) -> Table:
                   "fault p99 µs"], rows)
 
 
+COUNTER_COLUMNS = 3
+
+
 def counter_table(raw: Dict[str, Any]) -> Table:
-    vm = raw.get("vmstat") or {}
-    rows = [[k, v] for k, v in vm.items() if v]
-    return Table(["/proc/vmstat counter", "value"], rows, "counters that moved during the run")
+    """The counters that moved, in alphabetical order down three column pairs (a long list
+    reads better wide than tall)."""
+    moved = sorted((k, v) for k, v in (raw.get("vmstat") or {}).items() if v)
+    n = -(-len(moved) // COUNTER_COLUMNS)
+    rows = []
+    for i in range(n):
+        row: List[Any] = []
+        for c in range(COUNTER_COLUMNS):
+            row += list(moved[c * n + i]) if c * n + i < len(moved) else ["", ""]
+        rows.append(row)
+    return Table(["/proc/vmstat counter", "value"] * COUNTER_COLUMNS, rows, "counters that moved during the run")
 
 
-def sections(raw: Dict[str, Any], title: str = "") -> List[Section]:
+def sections(raw: Dict[str, Any], title: str = "", compact: bool = False) -> List[Section]:
+    """The run's sections; ``compact``: one section of its plots (several runs on one page)."""
     elapsed = (raw.get("summary") or {}).get("elapsed_s", raw.get("elapsed_ns", 0) / 1e9)
     ra = metrics.ra_hit_pct(raw)
     text = (f"{raw.get('kind', 'simulation')} of {raw.get('name') or 'an unnamed workload'}, seed {raw.get('seed')}: "
             f"{elapsed:.3f} s virtual, readahead hit rate {'-' if ra is None else f'{ra:.1f}%'}"
             + (" — interrupted before the end" if raw.get("interrupted") else ""))
+    if compact:
+        return [Section(title, text, time_figures(raw) + cdf_figures(raw), [task_table(raw)])]
     return [
         Section(title or "Memory, LRU lists and swap over time", text, time_figures(raw)),
         Section("Latency", "", cdf_figures(raw), [task_table(raw)]),

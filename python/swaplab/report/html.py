@@ -20,7 +20,7 @@ main { max-width: 1540px; margin: 0 auto; padding: 8px 24px 40px; }
 section { margin-top: 22px; }
 h2 { font-size: 17px; margin: 0 0 6px; font-weight: 600; }
 section > p { margin: 0 0 10px; color: #4a5566; max-width: 110ch; }
-.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(420px, 1fr)); gap: 14px; }
+.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap: 14px; }
 .grid.one { grid-template-columns: minmax(0, 960px); }
 figure { margin: 0; background: #fff; border-radius: 8px; box-shadow: 0 1px 3px rgba(20,30,50,.12); padding: 6px; }
 figure svg { width: 100%; height: auto; display: block; }
@@ -29,7 +29,7 @@ table { border-collapse: collapse; background: #fff; border-radius: 8px; box-sha
 caption { text-align: left; color: #4a5566; padding: 4px 0; caption-side: top; }
 th, td { padding: 4px 10px; border-bottom: 1px solid #edf0f3; text-align: right; }
 th { background: #eef1f5; font-weight: 600; position: sticky; top: 0; }
-td:first-child, th:first-child { text-align: left; }
+td:first-child, th:first-child, td.t { text-align: left; }
 .tablewrap { max-height: 520px; overflow: auto; display: inline-block; max-width: 100%; }
 footer { color: #7a8494; font-size: 12px; padding: 0 32px 24px; }
 """
@@ -38,6 +38,8 @@ footer { color: #7a8494; font-size: 12px; padding: 0 32px 24px; }
 def _cell(v: Any) -> str:
     if v is None or (isinstance(v, float) and v != v):
         return "-"
+    if v == "":
+        return ""
     if isinstance(v, float):
         return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}"
     if isinstance(v, int) and not isinstance(v, bool):
@@ -47,7 +49,8 @@ def _cell(v: Any) -> str:
 
 def table_html(t: Table) -> str:
     head = "".join(f"<th>{escape(str(c))}</th>" for c in t.columns)
-    body = "".join("<tr>" + "".join(f"<td>{_cell(v)}</td>" for v in row) + "</tr>" for row in t.rows)
+    body = "".join("<tr>" + "".join(f'<td class="t">{_cell(v)}</td>' if isinstance(v, str) else f"<td>{_cell(v)}</td>"
+                                    for v in row) + "</tr>" for row in t.rows)
     cap = f"<caption>{escape(t.caption)}</caption>" if t.caption else ""
     return f'<div class="tablewrap"><table>{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
 

@@ -2,7 +2,8 @@
 
 Recognised by shape, since every command's JSON is distinct:
 
-* a run (``swaplab run --json``, ``host run --json``): ``schema`` + ``vmstat`` + ``tasks``
+* a run (``swaplab run --json``, ``host run --json``): ``schema`` + ``vmstat`` + ``tasks``;
+  the runs of an experiment file (``swaplab run EXPERIMENT --json``): one section per cell
 * a store record (``STORE/points/../KEY.json``): ``status`` + ``result`` -> that run
 * a results store directory, or a sweep manifest (``STORE/sweeps/NAME.json``) or the summary of
   ``swaplab sweep --json OUT``: the sweep (``--sweep NAME`` picks one; default the latest)
@@ -77,6 +78,10 @@ def build(path: "str | os.PathLike[str]", sweep: Optional[str] = None,
         if doc.get("status") != "ok":
             raise ReportError(f"{path}: a failed point ({doc.get('error')}); nothing to draw")
         doc = doc["result"]
+    if doc.get("kind") == "experiment-runs" and isinstance(doc.get("runs"), list):   # run EXPERIMENT --json
+        sections = [sec for r in doc["runs"]
+                    for sec in from_run.sections(r["result"], f"{r['row']} / {r['variant']}", compact=True)]
+        return Report(f"Runs of experiment {doc.get('experiment')}", [str(path)], sections)
     if "vmstat" in doc and "tasks" in doc and "schema" in doc:
         sub = [f"{doc.get('kind', 'simulation')}, seed {doc.get('seed')}, swaplab {doc.get('swaplab_version')}", str(path)]
         return Report(f"Run {doc.get('name') or path.stem}", sub, from_run.sections(doc))
