@@ -75,3 +75,16 @@ def test_results_add_keeps_a_run_in_the_store(tmp_path):
     page = tmp_path / "rec.html"
     assert run_cli("report", Store(store).path_of(key), "-o", page).returncode == 0
     assert "LRU list sizes" in page.read_text()
+
+
+def test_report_refuses_what_it_cannot_draw_in_one_line(tmp_path):
+    notjson = tmp_path / "x.json"
+    notjson.write_text("{ not json")
+    other = tmp_path / "other.json"
+    other.write_text('{"hello": 1}')
+    for path, needle in ((tmp_path / "nope.json", "no such file"), (notjson, "not a JSON result"),
+                         (other, "not a result swaplab can report on"), (tmp_path, "not a results store")):
+        proc = run_cli("report", path, "-o", tmp_path / "r.html")
+        assert proc.returncode == 2, proc.stderr
+        assert len(proc.stderr.strip().splitlines()) == 1 and needle in proc.stderr, proc.stderr
+        assert not (tmp_path / "r.html").exists()

@@ -1,21 +1,21 @@
 """SQL over a store's table with DuckDB: ``swaplab results query "SELECT ..."``.
 
 The table is visible as the view ``results`` (read straight from ``results.parquet``, so
-DuckDB scans only the columns a query names). DuckDB is imported here only: the rest of the
+DuckDB scans only the columns a query names; rebuilt first when a record is newer). DuckDB is imported here only: the rest of the
 store needs pyarrow and pandas alone.
 """
 
 from __future__ import annotations
 
 from .points import Store, StoreError
-from .table import write
+from .table import is_stale, write
 
 
 def query(store: Store, sql: str):
     """The query's result as a pandas DataFrame. Raises StoreError for a bad query."""
     import duckdb
 
-    if not store.table_path.is_file():
+    if is_stale(store):
         write(store)
     con = duckdb.connect(":memory:")
     try:

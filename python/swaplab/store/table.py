@@ -140,12 +140,24 @@ def write(store: Store):
     return df
 
 
+def is_stale(store: Store) -> bool:
+    """Whether a record or manifest is newer than the table (a sweep killed before its end, or
+    still running). Renaming a file into a directory updates the directory's mtime, so the
+    directories alone tell — at most 257 stat calls, whatever the store's size."""
+    try:
+        built = store.table_path.stat().st_mtime_ns
+    except FileNotFoundError:
+        return True
+    dirs = [store.sweeps_dir, store.points_dir] + [d for d in store.points_dir.iterdir() if d.is_dir()]
+    return any(d.stat().st_mtime_ns > built for d in dirs)
+
+
 def load(store: Store, sweep: Optional[str] = None):
-    """The table (from ``results.parquet``, rebuilt first when missing), optionally one sweep's
-    rows only."""
+    """The table (from ``results.parquet``, rebuilt first when a record is newer), optionally
+    one sweep's rows only."""
     import pandas as pd
 
-    if not store.table_path.is_file():
+    if is_stale(store):
         df = write(store)
     else:
         df = pd.read_parquet(store.table_path, engine="pyarrow")
