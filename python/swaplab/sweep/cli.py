@@ -50,6 +50,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         from ..cli import _check_output
 
         _check_output(args.json, "--json")
+    if args.engine == "ray":
+        from .engine_ray import import_ray
+
+        try:
+            import_ray()  # before anything is written
+        except RayUnavailable as e:
+            raise _user_error(str(e)) from None
     try:
         grid = gridmod.load(args.grid, scale=args.scale)
     except gridmod.GridError as e:

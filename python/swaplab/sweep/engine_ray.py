@@ -29,7 +29,7 @@ class RayUnavailable(RuntimeError):
     """Ray is not installed or the cluster cannot be reached (a user-facing, one-line error)."""
 
 
-def _import_ray():
+def import_ray():
     try:
         import ray
     except ImportError:
@@ -45,7 +45,7 @@ def run(tasks: List[Task], jobs: int, address: Optional[str] = None) -> Iterator
     """Yield (key, outcome) as points finish, in completion order."""
     if not tasks:
         return
-    ray = _import_ray()
+    ray = import_ray()
     started = not ray.is_initialized()
     if started:
         # Quiet: the sweep draws its own progress; Ray's worker logs would interleave with it.
