@@ -162,3 +162,9 @@ def test_compare_report(browser, tmp_path):
     plots = _check_page(browser, html, tmp_path, n, "compare")
     per_cell = [p for p in plots if p["title"].endswith("relative error per counter")]
     assert len(per_cell) == len(doc["cells"])
+    # `swaplab compare WORKLOAD --json` writes one cell's shape: {"sim", "host", "comparison"}
+    one = tmp_path / "one.json"
+    one.write_text(json.dumps(next(iter(doc["cells"].values()))))
+    html, n = _report(tmp_path, one, "compare-one")
+    plots = _check_page(browser, html, tmp_path, n, "compare-one")
+    assert [p["title"] for p in plots] == ["Relative error per counter"]
