@@ -7,7 +7,7 @@ import argparse
 import json
 import os
 import sys
-from typing import Any, List, Optional
+from typing import Any, Optional
 
 
 def _user_error(msg: str) -> Exception:

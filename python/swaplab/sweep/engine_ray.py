@@ -23,6 +23,10 @@ from .engine_local import Task
 from .work import Outcome, simulate_point
 
 IN_FLIGHT_PER_CPU = 2
+# A local cluster's object store holds the workload text and results in flight (a result is
+# kilobytes to a few MiB): 256 MiB, not Ray's default of 30% of RAM, which a container's small
+# /dev/shm cannot give.
+LOCAL_OBJECT_STORE = 256 << 20
 
 
 class RayUnavailable(RuntimeError):
@@ -55,7 +59,8 @@ def run(tasks: List[Task], jobs: int, address: Optional[str] = None) -> Iterator
                 ray.init(address=address, log_to_driver=False, logging_level="ERROR")
             else:
                 ray.init(num_cpus=jobs, include_dashboard=False, log_to_driver=False,
-                         logging_level="ERROR", configure_logging=True)
+                         logging_level="ERROR", configure_logging=True,
+                         object_store_memory=LOCAL_OBJECT_STORE)
         except (ConnectionError, RuntimeError, ValueError) as e:
             raise RayUnavailable(f"--engine ray: cannot start or reach the cluster ({' '.join(str(e).split())})") from None
     remote = ray.remote(num_cpus=1, max_retries=2)(_remote_point)
