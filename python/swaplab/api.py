@@ -1,4 +1,10 @@
-"""The Python API: run a workload (a file or a dict) through the simulator."""
+"""The Python API: run a workload (a file or a dict) through the simulator.
+
+Every user mistake raises ``ConfigError`` (a ``ValueError``) with the one-line message the
+CLI prints: a missing, unreadable, non-regular, oversized or non-UTF-8 workload file, a dict
+that cannot be written as TOML, text that cannot be passed to the simulator, and everything
+the parser and validator reject. A ``progress`` callback's own exception propagates as is.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +18,8 @@ from ._core import ConfigError
 from .result import Result
 
 Workload = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+# A workload file is a few KiB; this bounds what a mistaken path (a log, an image) costs.
+MAX_WORKLOAD_BYTES = 16 << 20
 Overrides = Union[None, Iterable[str], Mapping[str, Any]]
 ProgressFn = Callable[[int, float], Any]
 
@@ -20,20 +28,43 @@ def toml_value(value: Any) -> str:
     """A Python value written as a TOML value (``"3.14"`` -> ``'"3.14"'``, True -> ``true``)."""
     try:
         return tomlio.value(value)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(f"<overrides>: cannot write {value!r} as a TOML value: {e}") from None
+    except (TypeError, ValueError, RecursionError) as e:
+        raise ConfigError(f"<overrides>: cannot write {_short(repr(value))} as a TOML value: {_short(e)}") from None
 
 
 def load_workload(workload: Workload) -> Tuple[str, str]:
     """(TOML text, source name) of a workload given as a path or a dict."""
+    from .io import read_text_limited
+
     if isinstance(workload, Mapping):
         try:
             return tomlio.dumps(workload), "<dict>"
-        except (TypeError, ValueError) as e:
-            raise ConfigError(f"<dict>: cannot be written as TOML: {e}") from None
-    path = os.fspath(workload)
-    with open(path, encoding="utf-8") as f:
-        return f.read(), path
+        except (TypeError, ValueError, RecursionError) as e:
+            raise ConfigError(f"<dict>: cannot be written as TOML: {_short(e)}") from None
+    try:
+        path = os.fspath(workload)
+    except TypeError:
+        raise ConfigError(f"a workload is a path or a dict, got {type(workload).__name__}") from None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    if not path:
+        raise ConfigError("an empty workload path: name a TOML file")
+    return read_text_limited(path, MAX_WORKLOAD_BYTES, "workload file"), path
+
+
+def _short(e: BaseException) -> str:
+    msg = " ".join(str(e).split()) or type(e).__name__
+    return msg if len(msg) <= 300 else msg[:300] + "..."
+
+
+def _checked(text: str, source: str, overrides: List[str]) -> None:
+    """Strings the core can take: no lone surrogates (they have no UTF-8 form)."""
+    for what, s in [("the workload", text), ("the source name", source)] + [(f"override {o!r}", o) for o in overrides]:
+        try:
+            s.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise ConfigError(f"{source if what != 'the source name' else '<source>'}: {what} holds a character with no "
+                              f"UTF-8 form ({s[e.start:e.end]!r} at position {e.start})") from None
 
 
 def make_overrides(overrides: Overrides = None, **kw: Any) -> List[str]:
@@ -47,7 +78,14 @@ def make_overrides(overrides: Overrides = None, **kw: Any) -> List[str]:
     elif isinstance(overrides, str):
         out.append(overrides)
     else:
-        out += [str(o) for o in overrides]
+        try:
+            items = list(overrides)
+        except TypeError:
+            raise ConfigError(f"overrides are key=value strings or a dict, got {type(overrides).__name__}") from None
+        for o in items:
+            if not isinstance(o, str):
+                raise ConfigError(f"an override is a key=value string, got {o!r}")
+            out.append(o)
     out += [f"{k.replace('__', '.')}={toml_value(v)}" for k, v in kw.items()]
     return out
 
@@ -57,7 +95,9 @@ def resolve(workload: Workload, overrides: Overrides = None, **kw: Any) -> Dict[
     import json
 
     text, source = load_workload(workload)
-    return json.loads(_core.resolve(text, source, expand_presets(text, source, make_overrides(overrides, **kw))))
+    overrides = make_overrides(overrides, **kw)
+    _checked(text, source, overrides)
+    return json.loads(_core.resolve(text, source, expand_presets(text, source, overrides)))
 
 
 class _SigintFlag:
@@ -108,6 +148,7 @@ def simulate_text(text: str, source: str, overrides: List[str], progress: Option
     ``interrupted``). Ctrl-C stops the run and raises ``KeyboardInterrupt``."""
     import json
 
+    _checked(text, source, overrides)
     overrides = expand_presets(text, source, overrides)
     with _SigintFlag() as sigint:
         def callback(virtual_ns: int, fraction: float) -> bool:

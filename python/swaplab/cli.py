@@ -11,7 +11,7 @@ import json
 import os
 import sys
 import time
-from typing import Any, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 
 class UserError(Exception):
@@ -68,14 +68,15 @@ def _check_sets(sets: Sequence[str]) -> List[str]:
 
 
 def _check_output(path: Optional[str], what: str) -> None:
+    """Refuse an output path before a long run (io.check_output); an empty path is refused,
+    not ignored, and a created directory is announced."""
     if path is None:
         return
-    from .io import check_writable
+    from .io import check_output
 
-    try:
-        check_writable(path)
-    except OSError as e:
-        raise UserError(f"{what} {e}") from None
+    note = check_output(path, what)
+    if note:
+        print(f"swaplab: {note}", file=sys.stderr)
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -85,16 +86,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     sets = _check_sets(args.set or [])
     _check_output(args.json, "--json")
     _check_output(args.plot, "--plot")
-    try:
-        text, source = load_workload(args.file)
-    except FileNotFoundError:
-        raise UserError(f"{args.file}: no such file") from None
-    except IsADirectoryError:
-        raise UserError(f"{args.file}: is a directory") from None
-    except UnicodeDecodeError:
-        raise UserError(f"{args.file}: not a text (TOML) file") from None
-    except OSError as e:
-        raise UserError(f"{args.file}: {e.strerror or e}") from None
+    text, source = load_workload(args.file)
     if args.runs is not None and args.runs < 1:
         raise UserError(f"--runs {args.runs}: expected at least 1")
     from .expruns import is_experiment, run_experiment_file
@@ -110,9 +102,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = simulate_text(text, source, sets, bar)
     finally:
         bar.close()
-    if args.json:
+    if args.json is not None:
         result.save(args.json)
-    if args.plot:
+    if args.plot is not None:
         from .plots import plot_run
 
         plot_run(result, args.plot)
@@ -168,7 +160,7 @@ def _run_many(args: argparse.Namespace, text: str, source: str, sets: List[str])
         sys.stderr.write("\r" + " " * 20 + "\r")
     summary = rn.summarise(raws)
     seed_list = rn.seeds(base, args.runs)
-    if args.json:
+    if args.json is not None:
         from .io import write_json_atomic
 
         write_json_atomic(args.json, {
@@ -186,12 +178,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     from .api import expand_presets, load_workload
 
     sets = _check_sets(args.set or [])
-    try:
-        text, source = load_workload(args.file)
-    except FileNotFoundError:
-        raise UserError(f"{args.file}: no such file") from None
-    except OSError as e:
-        raise UserError(f"{args.file}: {e.strerror or e}") from None
+    text, source = load_workload(args.file)
     out = json.loads(_core.resolve(text, source, expand_presets(text, source, sets)))
     sys.stdout.write(json.dumps(out, indent=2) + "\n")
     return 0
@@ -219,9 +206,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def _write_reproduce_outputs(path: str, reps: List[Dict[str, Any]], document: Dict[str, Any]) -> None:
+    """The JSON and one PNG per table, all rendered first and then written together, so that
+    Ctrl-C never leaves the old JSON replaced by a half set of outputs (io.write_all_atomic)."""
+    from .io import write_all_atomic
+    from .plots import plot_experiment
+
+    files: List[Any] = [(path, json.dumps(document, indent=2, allow_nan=False) + "\n")]
+    base, _ = os.path.splitext(path)
+    for rep in reps:
+        png = f"{base}.png" if len(reps) == 1 else f"{base}-{rep['experiment']}.png"
+        _check_output(png, "--json (its plot)")
+        files.append((png, plot_experiment(rep)))
+    note = write_all_atomic(files)
+    if note:
+        print(f"swaplab: {note}", file=sys.stderr)
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from . import experiments as ex
-    from .io import write_json_atomic
 
     skipped: List[str] = []
     from .reproduce import CellError, format_all, report_document, reproduce
@@ -262,14 +265,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     except CellError as e:
         raise UserError(str(e)) from None
     sys.stdout.write(format_all(reps))
-    if args.json:
-        write_json_atomic(args.json, report_document(reps, args.all or len(reps) > 1))
-        from .plots import plot_experiment
-
-        base, _ = os.path.splitext(args.json)
-        for rep in reps:
-            png = f"{base}.png" if len(reps) == 1 else f"{base}-{rep['experiment']}.png"
-            plot_experiment(rep, png)
+    if args.json is not None:
+        _write_reproduce_outputs(args.json, reps, report_document(reps, args.all or len(reps) > 1))
     if args.strict and not all(r["agrees"] for r in reps):
         print("swaplab reproduce: --strict: some shapes differ", file=sys.stderr)
         return 1
@@ -355,29 +352,12 @@ def _add_plugin_commands(sub: Any) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The ``swaplab`` command. Every user mistake is one line on stderr and exit 2 (a
+    ``ConfigError``, which covers bad input and output files, or a ``UserError``)."""
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-        if not getattr(args, "func", None):
-            parser.print_help(sys.stderr)
-            return 2
-        from . import ConfigError
-
-        try:
-            return args.func(args)
-        except ConfigError as e:
-            print(f"swaplab: error: {_one_line(e)}", file=sys.stderr)
-            return 2
-        except UserError as e:
-            print(f"swaplab: error: {_one_line(e)}", file=sys.stderr)
-            return 2
-        except Exception as e:  # a plugin's user-facing error (see _add_plugin_commands)
-            status = getattr(e, "exit_status", None)
-            if not isinstance(status, int):
-                raise
-            print(f"swaplab: error: {_one_line(e)}", file=sys.stderr)
-            return status
+        status = _dispatch(argv)
     except KeyboardInterrupt:
+        _ignore_sigint(argv)  # a second Ctrl-C must not interrupt the message
         print("\nswaplab: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
@@ -386,6 +366,40 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except OSError:
             pass
         return 1
+    _ignore_sigint(argv)  # done: a late Ctrl-C must not print a traceback at exit
+    return status
+
+
+def _ignore_sigint(argv: Optional[Sequence[str]]) -> None:
+    """As the ``swaplab`` program (not when called from Python with explicit arguments), ignore
+    SIGINT once the outcome is decided: interpreter shutdown (pool finalizers) is not
+    interruptible work, and a Ctrl-C there would print a traceback after the result."""
+    import signal
+    import threading
+
+    if argv is None and threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _dispatch(argv: Optional[Sequence[str]]) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    from . import ConfigError
+
+    try:
+        return args.func(args)
+    except (ConfigError, UserError) as e:
+        print(f"swaplab: error: {_one_line(e)}", file=sys.stderr)
+        return 2
+    except Exception as e:  # a plugin's user-facing error (see _add_plugin_commands)
+        status = getattr(e, "exit_status", None)
+        if not isinstance(status, int):
+            raise
+        print(f"swaplab: error: {_one_line(e)}", file=sys.stderr)
+        return status
 
 
 if __name__ == "__main__":

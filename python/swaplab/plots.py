@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 from .io import PathLike, write_atomic
 
@@ -17,15 +17,19 @@ def _pyplot():
     return plt
 
 
-def _save(fig: Any, path: PathLike) -> None:
+def _png(fig: Any) -> bytes:
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=110, bbox_inches="tight")
-    write_atomic(path, buf.getvalue())
+    return buf.getvalue()
 
 
-def plot_experiment(rep: Dict[str, Any], path: PathLike) -> None:
+def _save(fig: Any, path: PathLike) -> None:
+    write_atomic(path, _png(fig))
+
+
+def plot_experiment(rep: Dict[str, Any], path: Optional[PathLike] = None) -> bytes:
     """Published vs simulated ratio to the baseline, one pair of bars per non-baseline cell,
-    grouped by row."""
+    grouped by row. Written to ``path`` if given; the PNG bytes are returned."""
     plt = _pyplot()
     cells = [r for r in rep["rows"] if not r["baseline"]]
     labels = [f"{r['row']}\n{r['variant']}" for r in cells]
@@ -47,8 +51,11 @@ def plot_experiment(rep: Dict[str, Any], path: PathLike) -> None:
     scale = "" if rep["scale"] == 1 else f" (scale 1/{rep['scale']:g})"
     ax.set_title(f"{rep['experiment']}: {rep['cells_agree']}/{rep['cells']} cells agree{scale}", fontsize=10)
     ax.legend(fontsize=8)
-    _save(fig, path)
+    data = _png(fig)
     plt.close(fig)
+    if path is not None:
+        write_atomic(path, data)
+    return data
 
 
 def plot_run(result: Any, path: PathLike) -> None:

@@ -110,7 +110,11 @@ def _compact(out: str) -> Dict[str, Any]:
 
 
 def _worker_init() -> None:
+    """A pool worker leaves Ctrl-C to the parent (which terminates the pool) and dies with it:
+    a worker outliving a killed parent would only print BrokenPipe tracebacks."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        _core.host_die_with_parent()
 
 
 def _run_in_worker(job: Job) -> Tuple[int, Optional[Dict[str, Any]], Optional[str], float]:

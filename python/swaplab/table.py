@@ -137,13 +137,15 @@ def task_lines(tasks: List[Dict[str, Any]]) -> List[str]:
 def run_report(raw: Dict[str, Any]) -> str:
     """The table ``swaplab run`` prints."""
     name = raw.get("name") or "(unnamed)"
-    lines = [f"swaplab {raw.get('swaplab_version', '?')} simulation: {name} (seed {raw.get('seed', '?')})",
+    host = raw.get("kind") == "host"
+    what = f"host run on {(raw.get('host') or {}).get('kernel', '?')}" if host else "simulation"
+    lines = [f"swaplab {raw.get('swaplab_version', '?')} {what}: {name} (seed {raw.get('seed', '?')})",
              machine_line(raw)]
     el = (raw.get("summary") or {}).get("elapsed_s")
     if el is None:
         el = raw.get("elapsed_ns", 0) / 1e9
     status = "  (INTERRUPTED: partial result)" if raw.get("interrupted") else ""
-    lines.append(f"virtual time {el:.3f} s{status}")
+    lines.append(f"{'wall-clock time' if host else 'virtual time'} {el:.3f} s{status}")
     lines += ["", "vmstat"] + vmstat_lines(raw.get("vmstat") or {})
     tasks = raw.get("tasks") or []
     lines += [""] + (task_lines(tasks) if tasks else ["  (no task results)"])

@@ -35,25 +35,35 @@ fn resolve(text: &str, source: &str, overrides: Vec<String>) -> PyResult<String>
 
 /// Run the simulator on a workload. `progress(virtual_ns, fraction)` is called about five
 /// times a second of wall time; returning False stops the run (its partial result is marked
-/// `"interrupted": true`). Returns the result as JSON.
+/// `"interrupted": true`). An exception raised by `progress` (or by a signal handler while it
+/// is consulted) stops the run and propagates to the caller. Returns the result as JSON.
 #[pyfunction]
 #[pyo3(signature = (text, source, overrides=vec![], progress=None))]
 fn simulate(py: Python<'_>, text: &str, source: &str, overrides: Vec<String>, progress: Option<PyObject>) -> PyResult<String> {
     let resolved = config::load(text, source, &overrides).map_err(config_err)?;
+    let mut raised: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut report = |p: swaplab_core::Progress| -> bool {
-            match &progress {
-                None => true,
-                Some(cb) => Python::with_gil(|py| {
-                    if py.check_signals().is_err() {
-                        return false;
-                    }
-                    cb.call1(py, (p.virtual_ns, p.fraction)).map(|r| r.is_truthy(py).unwrap_or(true)).unwrap_or(false)
-                }),
+            let Some(cb) = &progress else { return true };
+            if raised.is_some() {
+                return false;
             }
+            Python::with_gil(|py| {
+                let outcome = py.check_signals().and_then(|_| cb.call1(py, (p.virtual_ns, p.fraction))).and_then(|r| r.is_truthy(py));
+                match outcome {
+                    Ok(go_on) => go_on,
+                    Err(e) => {
+                        raised = Some(e);
+                        false
+                    }
+                }
+            })
         };
         swaplab_core::simulate(&resolved, &mut report)
     });
+    if let Some(e) = raised {
+        return Err(e);
+    }
     Ok(result.to_json())
 }
 

@@ -31,9 +31,9 @@ DEVICE_FIELDS = ("source", "rotational", "synchronous", "block_layer", "read_lat
 
 
 def measure(directory: str, file_bytes: int = 256 << 20, seconds: float = 2.0, fault_pages: int = 16384) -> Dict[str, Any]:
-    from .swapdev import check_disk_dir
+    from .swapdev import check_workdir
 
-    check_disk_dir(directory)
+    check_workdir(directory)
     dev = json.loads(_core.host_calibrate_device(directory, file_bytes, seconds))
     faults = json.loads(_core.host_calibrate_faults(directory, fault_pages))
     return {"device": dev, "faults": faults}
@@ -92,7 +92,6 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
     from .. import tomlio
 
     directory = directory or device_path or "/var/tmp/swaplab"
-    os.makedirs(directory, exist_ok=True)
     if log:
         log(f"measuring {directory} (O_DIRECT) and fault costs...")
     m = measure(directory, file_bytes=(64 << 20) if quick else (256 << 20), seconds=0.5 if quick else 2.0,

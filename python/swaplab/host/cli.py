@@ -13,7 +13,6 @@ Every command returns an exit status: 0 ok, 2 refused (precondition) or bad inpu
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any, Dict
 
@@ -21,9 +20,18 @@ from .errors import HostError, PreconditionError
 
 
 def _opts(args) -> "HostOptions":  # noqa: F821
+    """Options of a host command, checked before anything runs (PreconditionError: exit 2)."""
     from .runner import HostOptions
 
-    return HostOptions(runs=max(1, args.runs), retries=max(0, getattr(args, "retries", 0)),
+    if args.runs < 1:
+        raise PreconditionError(f"--runs {args.runs}: expected at least 1")
+    if args.retries < 0:
+        raise PreconditionError(f"--retries {args.retries}: expected 0 or more")
+    if not args.workdir or not args.workdir.strip():
+        raise PreconditionError("--workdir: an empty path: name a directory on a disk file system")
+    if getattr(args, "json", None) is not None:
+        _check_json(args.json)
+    return HostOptions(runs=args.runs, retries=args.retries,
                        allow_foreign_swap=getattr(args, "allow_foreign_swap", False),
                        swap_backend=args.swap_backend, workdir=args.workdir, zswap=args.zswap,
                        log=None if getattr(args, "quiet", False) else (lambda m: print(f"swaplab host: {m}", file=sys.stderr)))
@@ -46,6 +54,16 @@ def _common(p: argparse.ArgumentParser, runs_default: int) -> None:
     p.add_argument("--quiet", "-q", action="store_true")
 
 
+def _check_json(path: str) -> None:
+    """Refuse an output path before the run (see io.check_output); say when its directory was
+    created."""
+    from ..io import check_output
+
+    note = check_output(path, "--json")
+    if note:
+        print(f"swaplab: {note}", file=sys.stderr)
+
+
 def _write_json(path: str, obj: Any) -> None:
     from ..io import write_json_atomic
 
@@ -63,7 +81,8 @@ def cmd_host_run(args) -> int:
     from .runner import run_host
 
     try:
-        r = run_host(args.file, args.set, _opts(args))
+        opts = _opts(args)
+        r = run_host(args.file, args.set, opts)
     except HostError as e:
         return _fail(e)
     if args.json:
@@ -73,10 +92,7 @@ def cmd_host_run(args) -> int:
         if h.get("oom"):
             print(f"OOM: every attempt was killed by the OOM killer ({len(h['oom_attempts'])} attempts); no measurement")
         else:
-            try:
-                print(run_report(r))
-            except Exception:  # the table module is the CLI's; fall back to the counters
-                print(json.dumps({"vmstat": r["vmstat"], "summary": r["summary"]}, indent=1))
+            print(run_report(r))
             print(f"host: {h['kernel']}; {h['swap_device']}; readahead in effect: {h['readahead_in_effect']}; "
                   f"cgroup v{h['cgroup']['version']} limit {h['cgroup']['limit_bytes'] >> 20} MiB; {h['runs']} run(s)")
             if h["runs"] > 1:
@@ -88,9 +104,22 @@ def cmd_host_run(args) -> int:
 
 
 def cmd_host_cleanup(args) -> int:
-    from .journal import cleanup
+    from .journal import JOURNAL_DIR, cleanup, leftover_files, remove_leftover
+    from .lock import HostLock
 
-    log = cleanup()
+    try:
+        with HostLock(JOURNAL_DIR):
+            log = cleanup()
+            if not any(x.startswith("FAILED") for x in log):
+                # files no journal names (a power cut empties /run, not the disk)
+                for path in leftover_files(args.workdir):
+                    try:
+                        remove_leftover(path)
+                        log.append(f"removed leftover {path}")
+                    except OSError as e:
+                        log.append(f"FAILED: leftover {path}: {e}")
+    except HostError as e:
+        return _fail(e)
     for line in log:
         print(line)
     if not log:
@@ -102,12 +131,13 @@ def cmd_compare(args) -> int:
     from . import compare as c
 
     try:
+        opts = _opts(args)
         if c.is_experiment(args.file):
-            rep: Dict[str, Any] = c.compare_experiment(args.file, args.set, _opts(args),
+            rep: Dict[str, Any] = c.compare_experiment(args.file, args.set, opts,
                                                        log=None if args.quiet else (lambda m: print(m, file=sys.stderr)))
             text = c.render_experiment(rep)
         else:
-            rep = c.compare_file(args.file, args.set, _opts(args))
+            rep = c.compare_file(args.file, args.set, opts)
             text = c.render(rep["comparison"], args.file) if rep.get("comparison") else f"{args.file}: {rep.get('error')}"
     except HostError as e:
         return _fail(e)
@@ -121,6 +151,8 @@ def cmd_calibrate(args) -> int:
     from .calibrate import calibrate
 
     try:
+        if args.out is not None:
+            _check_json(args.out)
         path, preset = calibrate(directory=args.device, name=args.name, out=args.out, quick=args.quick,
                                  log=lambda m: print(f"swaplab calibrate: {m}", file=sys.stderr))
     except (HostError, OSError) as e:
@@ -143,7 +175,9 @@ def add_host_commands(subparsers) -> None:
     r = hs.add_parser("run", help="run a workload in a memory cgroup with its swap device and knobs")
     _common(r, runs_default=1)
     r.set_defaults(func=cmd_host_run)
-    cl = hs.add_parser("cleanup", help="undo what a killed host run left behind (swap, cgroup, knobs)")
+    cl = hs.add_parser("cleanup", help="undo what a killed host run left behind (swap, cgroup, knobs, files)")
+    cl.add_argument("--workdir", default="/var/tmp/swaplab", metavar="DIR",
+                    help="also remove swap files and run directories a run left here with no journal (after a power cut)")
     cl.set_defaults(func=cmd_host_cleanup)
     h.set_defaults(func=lambda a: (h.print_help(sys.stderr), 2)[1])
 

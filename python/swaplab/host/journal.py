@@ -4,13 +4,22 @@ Each change is pushed as a record *before* it is made effective where possible, 
 records are persisted to ``/run/swaplab/journal-<pid>.json`` so that a runner killed with
 SIGKILL can be cleaned up later (``swaplab host cleanup``). Undo runs in reverse order with
 SIGINT/SIGTERM blocked, and every step is attempted even when an earlier one fails.
+
+Files: every file the runner creates is journalled before it exists — swap files and loop
+backing files (``unlink``) and the run directory that holds the workers' file-mapping data
+files (``rundir``: its ``swaplab-*.data`` files, then the directory; anything else found in
+it is left in place and reported). ``cleanup`` keeps a journal whose undo failed (with only the
+failed records) so that it can be retried, and sets a journal it cannot read aside as
+``*.corrupt`` with a message saying what to check by hand.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import signal
+import stat
 import subprocess
 import time
 from typing import Any, Callable, Dict, List, Optional
@@ -50,6 +59,8 @@ def undo(rec: Record) -> None:
             os.unlink(rec["path"])
         except FileNotFoundError:
             pass
+    elif op == "rundir":
+        remove_rundir(rec["path"])
     elif op == "rmdir":
         _rmdir_cgroup(rec["path"])
     elif op == "losetup":
@@ -93,6 +104,31 @@ def _proc_start(pid: int) -> Optional[str]:
             return f.read().rsplit(")", 1)[1].split()[19]
     except (OSError, IndexError):
         return None
+
+
+DATA_FILE = re.compile(r"^swaplab-\d+-\d+-\d+-.*\.data$")
+
+
+def remove_rundir(path: str) -> None:
+    """Remove a run directory: the workers' data files (``swaplab-PID-TASK-INSTANCE-NAME.data``)
+    and then the directory. Anything else in it is not ours: it stays, and this fails."""
+    try:
+        names = os.listdir(path)
+    except FileNotFoundError:
+        return
+    foreign = []
+    for n in names:
+        p = os.path.join(path, n)
+        if DATA_FILE.match(n) and stat.S_ISREG(os.lstat(p).st_mode):
+            try:
+                os.unlink(p)
+            except FileNotFoundError:
+                pass
+        else:
+            foreign.append(n)
+    if foreign:
+        raise OSError(f"{path}: not removed: it holds files swaplab did not create: {', '.join(sorted(foreign)[:5])}")
+    os.rmdir(path)
 
 
 def _rmdir_cgroup(path: str) -> None:
@@ -188,17 +224,77 @@ def stale_journals(directory: str = JOURNAL_DIR) -> List[str]:
     return sorted(out)
 
 
+def _read_journal(path: str) -> List[Record]:
+    """The records of a journal file; ValueError when it is not a journal this version wrote."""
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    records = data.get("records") if isinstance(data, dict) else None
+    if not isinstance(records, list) or not all(isinstance(r, dict) and isinstance(r.get("op"), str) for r in records):
+        raise ValueError("no list of records with an \"op\"")
+    return records
+
+
+def _keep(path: str, records: List[Record]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"pid": None, "records": records, "kept_by": "swaplab host cleanup"}, f)
+    os.replace(tmp, path)
+
+
 def cleanup(directory: str = JOURNAL_DIR) -> List[str]:
-    """Replay stale journals (newest change first). Returns a log of what was done."""
+    """Replay stale journals (newest change first). Returns a log of what was done; lines for
+    what could not be undone start with "FAILED". A journal whose undo failed keeps exactly the
+    failed records (run cleanup again once the cause is fixed); an unreadable journal is moved
+    aside to ``*.corrupt`` so that it no longer blocks host runs."""
     log = []
     for path in stale_journals(directory):
-        with open(path) as f:
-            data = json.load(f)
-        for rec in reversed(data.get("records", [])):
+        try:
+            records = _read_journal(path)
+        except (OSError, ValueError, UnicodeDecodeError) as e:
+            aside = path + ".corrupt"
+            os.replace(path, aside)
+            log.append(f"FAILED: {path} is not a readable journal ({e}); moved to {aside}. What that run changed "
+                       "cannot be undone automatically: check /proc/swaps, memory cgroups named swaplab-*, "
+                       "the knobs in docs/safety.md and swaplab-* files in the work directory")
+            continue
+        failed: List[Record] = []
+        for rec in reversed(records):
             try:
                 undo(rec)
                 log.append(f"undone: {rec}")
-            except Exception as e:
+            except Exception as e:  # keep going: every other change must still be undone
+                failed.insert(0, rec)
                 log.append(f"FAILED: {rec}: {e}")
-        os.unlink(path)
+        if failed:
+            _keep(path, failed)
+            log.append(f"FAILED: {len(failed)} change(s) kept in {path}: fix the cause and run `swaplab host cleanup` again")
+        else:
+            os.unlink(path)
     return log
+
+
+LEFTOVER = re.compile(r"^swaplab-\d+-(swap\d+|\d+\.d)$")
+
+
+def leftover_files(workdir: str) -> List[str]:
+    """Swap files and run directories a host run left in ``workdir`` with no journal to say so
+    (after a power cut: /run is gone, the disk files are not). Only names the runner creates,
+    never one that is swapped on or backs a loop device. Call with the host lock held."""
+    try:
+        names = os.listdir(workdir)
+    except OSError:
+        return []
+    busy = set(active_swaps())
+    try:
+        busy |= set(re.findall(r"\((/[^)]*)\)", subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout))
+    except OSError:
+        pass
+    return sorted(os.path.join(workdir, n) for n in names
+                  if LEFTOVER.match(n) and os.path.join(workdir, n) not in busy)
+
+
+def remove_leftover(path: str) -> None:
+    if os.path.isdir(path) and not os.path.islink(path):
+        remove_rundir(path)
+    else:
+        os.unlink(path)

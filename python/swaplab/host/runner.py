@@ -2,7 +2,9 @@
 knobs, one native worker process per task instance; the result in the simulator's schema.
 
 The machine is left as it was on every exit path: every change is journalled (journal.py)
-and undone in a ``finally`` with signals blocked; SIGTERM/SIGHUP unwind like Ctrl-C.
+and undone in a ``finally`` that no signal can interrupt (signals.py); SIGTERM/SIGHUP unwind
+like Ctrl-C. One host run at a time: the host lock (lock.py) is taken before anything is
+checked or changed and held until the machine is restored.
 """
 
 from __future__ import annotations
@@ -23,8 +25,10 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from .. import _core
 from . import cgroup as cg
 from . import swapdev
-from .errors import HostError, OOMKilled, PreconditionError, Terminated
+from .errors import HostError, OOMKilled, PreconditionError
 from .journal import JOURNAL_DIR, Journal, active_swaps, stale_journals
+from .lock import HostLock
+from .signals import RunSignals
 from .sysfs import KNOBS, MGLRU, PAGE, disk_stat, host_info, read, set_knob, vmstat
 
 # Readahead policies the host kernel (6.x) can be asked for (kernel-algorithms.md §1.6):
@@ -105,6 +109,9 @@ def preflight(resolved: Dict[str, Any], opts: HostOptions) -> List[str]:
             "switch it off or pass --allow-foreign-swap")
     if foreign:
         notes.append(f"foreign swap active during the run: {', '.join(foreign)} (counters include its traffic)")
+    elif opts.allow_foreign_swap:
+        notes.append("--allow-foreign-swap: swap other than this run's may have been switched on during the run; "
+                     "the counters may include its traffic")
     for tool in ("mkswap", "swapon", "swapoff") + (("losetup",) if opts.swap_backend == "loop" else ()):
         if resolved["swap"] and shutil.which(tool) is None:
             raise PreconditionError(f"{tool} not found: swap cannot be enabled on this host")
@@ -122,7 +129,10 @@ def preflight(resolved: Dict[str, Any], opts: HostOptions) -> List[str]:
     if avail and limit > avail:
         raise PreconditionError(f"the workload's memory ({limit >> 20} MiB) exceeds this host's available memory ({avail >> 20} MiB)")
     if any(m["kind"] == "file" for t in resolved["task"] for m in t["mapping"]) or resolved["swap"]:
-        swapdev.check_disk_dir(opts.workdir)
+        created = swapdev.check_workdir(opts.workdir)
+        if created:
+            _say(opts, created)
+            notes.append(created)
     return notes
 
 
@@ -145,35 +155,15 @@ def _meminfo() -> Dict[str, int]:
 # --------------------------------------------------------------------------- one run
 
 
-class _Signals:
-    """SIGTERM and SIGHUP raise Terminated in the main thread, like Ctrl-C raises
-    KeyboardInterrupt, so that the same ``finally`` restores the machine."""
-
-    def __enter__(self):
-        self.old = {}
-        if threading.current_thread() is threading.main_thread():
-            for s in (signal.SIGTERM, signal.SIGHUP):
-                self.old[s] = signal.signal(s, self._raise)
-        return self
-
-    @staticmethod
-    def _raise(signum, frame):
-        raise Terminated(f"signal {signal.Signals(signum).name}")
-
-    def __exit__(self, *exc):
-        for s, h in self.old.items():
-            signal.signal(s, h)
-        return False
-
-
-def _spawn(text: str, source: str, overrides: List[str], ti: int, inst: int, name: str, opts: HostOptions) -> _Worker:
+def _spawn(text: str, source: str, overrides: List[str], ti: int, inst: int, name: str, datadir: str,
+           opts: HostOptions) -> _Worker:
     err = tempfile.TemporaryFile(mode="w+")
     p = subprocess.Popen([sys.executable, "-m", "swaplab.host.worker", str(os.getpid())],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, text=True,
                          start_new_session=True, close_fds=True)
     w = _Worker(name, ti, inst, p, err)
     spec = {"text": text, "source": source, "overrides": overrides, "task": ti, "instance": inst,
-            "workdir": opts.workdir, "fault_threshold_ns": opts.fault_threshold_ns}
+            "workdir": datadir, "fault_threshold_ns": opts.fault_threshold_ns}
     p.stdin.write(json.dumps(spec) + "\n")
     p.stdin.flush()
     return w
@@ -192,36 +182,52 @@ def _stderr(w: _Worker) -> str:
         return ""
 
 
-def run_once(text: str, source: str, overrides: List[str], opts: HostOptions, run_index: int = 0) -> Dict[str, Any]:
+def run_once(text: str, source: str, overrides: List[str], opts: HostOptions, run_index: int = 0,
+             sig: Optional[RunSignals] = None) -> Dict[str, Any]:
     """One host run. Raises OOMKilled (machine restored) when the OOM killer hit a worker."""
+    if sig is None:
+        with RunSignals() as own, HostLock(opts.journal_dir):
+            return run_once(text, source, overrides, opts, run_index, own)
     resolved = json.loads(_core.resolve(text, source, overrides))
-    notes = preflight(resolved, opts)
-    k = resolved["kernel"]
-    journal = Journal(opts.journal_dir)
-    workers: List[_Worker] = []
-    try:
-        with _Signals():
+    with HostLock(opts.journal_dir):
+        notes = preflight(resolved, opts)
+        journal = Journal(opts.journal_dir)
+        workers: List[_Worker] = []
+        try:
             return _run(text, source, overrides, resolved, notes, opts, journal, workers, run_index)
-    finally:
-        for w in workers:
-            if w.proc.poll() is None:
-                w.killed_by_us = True
-                w.proc.kill()  # our own child, by its pid
-        for w in workers:
+        finally:
+            with sig.deferred():
+                _stop_workers(workers)
+                errors = journal.restore()
+                if errors:
+                    raise HostError("could not restore the machine completely:\n  " + "\n  ".join(errors) +
+                                    f"\n(the remaining changes are kept in {journal.path}; see `swaplab host cleanup`)")
+
+
+def _stop_workers(workers: List[_Worker]) -> None:
+    """Released workers unmap and exit by themselves; any still running is killed (our own
+    children, by pid)."""
+    deadline = time.monotonic() + 5
+    for w in workers:
+        if w.proc.poll() is None and w.result is not None:
             try:
-                w.proc.wait(timeout=30)
+                w.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 pass
-            for f in (w.proc.stdin, w.proc.stdout, w.stderr):
-                try:
-                    f.close()
-                except Exception:
-                    pass
-        errors = journal.restore()
-        if errors:
-            raise HostError("could not restore the machine completely:\n  " + "\n  ".join(errors) +
-                            f"\n(the remaining changes are kept in {journal.path}; see `swaplab host cleanup`)")
-        del k
+    for w in workers:
+        if w.proc.poll() is None:
+            w.killed_by_us = True
+            w.proc.kill()
+    for w in workers:
+        try:
+            w.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        for f in (w.proc.stdin, w.proc.stdout, w.stderr):
+            try:
+                f.close()
+            except Exception:
+                pass
 
 
 def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_index) -> Dict[str, Any]:
@@ -250,10 +256,16 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
     group = cg.MemCgroup(journal, f"swaplab-{os.getpid()}-{run_index}", limit, k["swappiness"])
     _say(opts, f"cgroup v{group.version} {group.path} limit {limit >> 20} MiB; swap: "
                + "; ".join(d.description for d in devices) + f"; readahead in effect: {ra_mode}")
-    # 4. workers: prepared outside the cgroup, moved in before they touch anything
+    # 4. workers: prepared outside the cgroup, moved in before they touch anything. Their
+    # file-mapping data files go into a journalled run directory, removed on every exit path.
+    datadir = opts.workdir
+    if any(m["kind"] == "file" for t in resolved["task"] for m in t["mapping"]):
+        datadir = os.path.join(opts.workdir, f"swaplab-{os.getpid()}-{run_index}.d")
+        journal.push({"op": "rundir", "path": datadir})
+        os.mkdir(datadir, 0o700)
     for ti, t in enumerate(resolved["task"]):
         for inst in range(t["instances"]):
-            workers.append(_spawn(text, source, overrides, ti, inst, t["name"], opts))
+            workers.append(_spawn(text, source, overrides, ti, inst, t["name"], datadir, opts))
     for w in workers:
         line = w.proc.stdout.readline()
         msg = json.loads(line) if line.strip() else {"error": f"worker exited (status {w.proc.poll()}): {_stderr(w)}"}
@@ -507,32 +519,27 @@ def run_host(path_or_text: str, overrides: Optional[List[str]] = None, opts: Opt
     is the median, tasks come from the run with the median elapsed time; ``host.per_run`` and
     ``host.spread`` hold every run. If every attempt was OOM-killed, the result is an OOM
     result (``tasks[].oom_killed``, an ``oom_kill`` event) with no measured counters."""
+    from ..api import expand_presets, load_workload
+
     opts = opts or HostOptions()
     overrides = list(overrides or [])
     if source is None and os.path.exists(path_or_text):
-        source = path_or_text
-        with open(path_or_text) as f:
-            text = f.read()
+        text, source = load_workload(path_or_text)
     else:
         text, source = path_or_text, source or "<text>"
-    if "calibrated:" in text or any("calibrated:" in o for o in overrides):
-        from .calibrate import expand_calibrated
-
-        overrides = expand_calibrated(text, overrides)
+    overrides = expand_presets(text, source, overrides)
     results: List[Dict[str, Any]] = []
     ooms: List[str] = []
-    for i in range(opts.runs):
-        for attempt in range(opts.retries + 1):
-            try:
-                _say(opts, f"host run {i + 1}/{opts.runs}" + (f" (retry {attempt})" if attempt else ""))
-                results.append(run_once(text, source, overrides, opts, run_index=i))
-                break
-            except OOMKilled as e:
-                ooms.append(f"run {i + 1} attempt {attempt + 1}: {e}")
-                _say(opts, f"OOM: {e}")
-        else:
-            if not results:
-                continue
+    with RunSignals() as sig, HostLock(opts.journal_dir):
+        for i in range(opts.runs):
+            for attempt in range(opts.retries + 1):
+                try:
+                    _say(opts, f"host run {i + 1}/{opts.runs}" + (f" (retry {attempt})" if attempt else ""))
+                    results.append(run_once(text, source, overrides, opts, run_index=i, sig=sig))
+                    break
+                except OOMKilled as e:
+                    ooms.append(f"run {i + 1} attempt {attempt + 1}: {e}")
+                    _say(opts, f"OOM: {e}")
     if not results:
         return _oom_result(text, source, overrides, ooms, opts)
     out = aggregate(results)

@@ -25,16 +25,51 @@ def _run(argv: List[str]) -> str:
     return r.stdout.strip()
 
 
+# statfs f_type of file systems that hold no disk files (linux/magic.h)
+PSEUDO_FS = {0x9FA0: "proc", 0x62656572: "sysfs", 0x27E0EB: "cgroup", 0x63677270: "cgroup2", 0x1CD1: "devpts",
+             0x64626720: "debugfs", 0x74726163: "tracefs", 0x73636673: "securityfs", 0xCAFE4A11: "bpf",
+             0x6E736673: "nsfs", 0x42494E4D: "binfmt_misc", 0x19800202: "mqueue", 0x50495045: "pipefs"}
+
+
 def check_disk_dir(directory: str) -> None:
-    """Refuse tmpfs/ramfs: swap on a device backed by tmpfs pages makes swapoff hang forever."""
+    """Refuse tmpfs/ramfs: swap on a device backed by tmpfs pages makes swapoff hang forever.
+    The directory must exist (see :func:`check_workdir`)."""
     from .. import _core
 
-    os.makedirs(directory, exist_ok=True)
     magic = _core.host_fs_magic(directory) & 0xFFFFFFFF
     if magic in (TMPFS_MAGIC, RAMFS_MAGIC):
         raise PreconditionError(
             f"{directory} is on tmpfs/ramfs: a swap device there would swap tmpfs pages onto itself and "
             "swapoff would hang; use --workdir on a disk file system")
+    if magic in PSEUDO_FS:
+        raise PreconditionError(f"--workdir {directory} is on {PSEUDO_FS[magic]}, which holds no files: "
+                                "use a directory on a disk file system")
+
+
+def check_workdir(directory: str) -> Optional[str]:
+    """Refuse a work directory that is empty, not a directory, on tmpfs or a pseudo file system,
+    or where no file can be created. A missing one is created; the return value then says so."""
+    import tempfile
+
+    if not directory or not directory.strip():
+        raise PreconditionError("--workdir: an empty path: name a directory on a disk file system")
+    note = None
+    if os.path.lexists(directory) and not os.path.isdir(directory):
+        raise PreconditionError(f"--workdir {directory}: not a directory")
+    if not os.path.exists(directory):
+        try:
+            os.makedirs(directory, mode=0o755)
+        except OSError as e:
+            raise PreconditionError(f"--workdir {directory}: cannot create it: {e.strerror or e}") from None
+        note = f"created the work directory {directory} (it is kept for later runs)"
+    check_disk_dir(directory)
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".swaplab-probe-", dir=directory)
+    except OSError as e:
+        raise PreconditionError(f"--workdir {directory}: cannot create a file there: {e.strerror or e}") from None
+    os.close(fd)
+    os.unlink(probe)
+    return note
 
 
 def backend_for(preset: str, requested: str) -> str:
@@ -111,7 +146,6 @@ def setup(journal: Journal, resolved: Dict[str, Any], backend: str, workdir: str
         kind = backend_for(preset, backend)
         tag = f"swaplab-{os.getpid()}-swap{i}"
         if kind in ("file", "loop"):
-            check_disk_dir(workdir)
             path = os.path.join(workdir, tag)
             _make_file(journal, path, size)
             disk = block_dev_of(path)

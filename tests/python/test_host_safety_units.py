@@ -1,0 +1,109 @@
+"""The host runner's safety mechanisms that need no root: the journal's cleanup, the host lock,
+the signal deferral of the restore (docs/safety.md)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from swaplab.host.journal import cleanup, remove_rundir, stale_journals
+from swaplab.host.lock import HostLock
+from swaplab.host.signals import RunSignals
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_cleanup_keeps_a_journal_whose_undo_failed(tmp_path):
+    victim = tmp_path / "swapfile"
+    victim.write_text("x")
+    bad = {"op": "knob", "path": str(tmp_path / "no-such-dir" / "knob"), "value": "3"}
+    path = tmp_path / f"journal-{_dead_pid()}.json"
+    path.write_text(json.dumps({"pid": 1, "records": [{"op": "unlink", "path": str(victim)}, bad]}))
+    log = cleanup(str(tmp_path))
+    assert not victim.exists(), log
+    assert any(line.startswith("FAILED") and "knob" in line for line in log), log
+    kept = json.loads(path.read_text())["records"]
+    assert kept == [bad], "the journal must keep exactly the failed record, for a retry"
+    # once the cause is fixed, a retry finishes the job and removes the journal
+    (tmp_path / "no-such-dir").mkdir()
+    log = cleanup(str(tmp_path))
+    assert not any(line.startswith("FAILED") for line in log), log
+    assert not path.exists() and (tmp_path / "no-such-dir" / "knob").read_text() == "3"
+
+
+@pytest.mark.parametrize("content", ["{not json", "[1, 2]", '{"records": [{"no-op": 1}]}', "\udcff"])
+def test_cleanup_of_a_corrupt_journal_says_so_and_unblocks_later_runs(tmp_path, content):
+    path = tmp_path / f"journal-{_dead_pid()}.json"
+    path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    assert stale_journals(str(tmp_path)) == [str(path)]
+    log = cleanup(str(tmp_path))
+    assert len(log) == 1 and log[0].startswith("FAILED") and "not a readable journal" in log[0], log
+    assert os.path.exists(str(path) + ".corrupt") and not path.exists()
+    assert stale_journals(str(tmp_path)) == [], "a corrupt journal must not block every later host run"
+
+
+def test_rundir_removal_takes_only_the_runners_data_files(tmp_path):
+    d = tmp_path / "swaplab-1-0.d"
+    d.mkdir()
+    (d / "swaplab-77-0-0-data.data").write_bytes(b"\0" * 4096)
+    remove_rundir(str(d))
+    assert not d.exists()
+    d.mkdir()
+    (d / "precious.txt").write_text("mine")
+    with pytest.raises(OSError, match="did not create"):
+        remove_rundir(str(d))
+    assert (d / "precious.txt").read_text() == "mine"
+
+
+def test_host_lock_refuses_a_second_holder_and_names_the_first(tmp_path):
+    code = ("import sys; from swaplab.host.lock import HostLock\n"
+            "from swaplab.host import PreconditionError\n"
+            f"try:\n    HostLock({str(tmp_path)!r}).__enter__()\n"
+            "except PreconditionError as e:\n    print(e); sys.exit(2)\n")
+    with HostLock(str(tmp_path)):
+        with HostLock(str(tmp_path)):  # re-entrant in the holder
+            r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert r.returncode == 2 and f"pid {os.getpid()}" in r.stdout, r.stdout + r.stderr
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, "the lock was not released"
+
+
+def test_restore_is_not_interrupted_by_repeated_signals():
+    done = []
+    with pytest.raises(KeyboardInterrupt):
+        with RunSignals() as sig:
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)  # the first signal unwinds the run
+                for _ in range(1000):
+                    pass
+                pytest.fail("SIGTERM did not unwind the run")
+            finally:
+                with sig.deferred():
+                    for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+                        os.kill(os.getpid(), s)
+                    done.append("restored")
+    assert done == ["restored"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_signal_during_a_normal_restore_stops_the_run_after_it():
+    done = []
+    with RunSignals() as sig:
+        with pytest.raises(KeyboardInterrupt):
+            with sig.deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+                done.append("restored")
+    assert done == ["restored"]
+
+
+def test_host_cli_precondition_errors_exit_2_without_traceback(tmp_path):
+    wl = os.path.join(os.path.dirname(__file__), "..", "host", "small.toml")
+    r = subprocess.run([sys.executable, "-m", "swaplab", "host", "run", wl, "--runs", "0"], capture_output=True, text=True)
+    assert r.returncode == 2 and "--runs 0" in r.stderr and "Traceback" not in r.stderr, r.stderr
