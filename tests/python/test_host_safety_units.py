@@ -75,7 +75,16 @@ def test_host_lock_refuses_a_second_holder_and_names_the_first(tmp_path):
     assert r.returncode == 0, "the lock was not released"
 
 
-def test_restore_is_not_interrupted_by_repeated_signals():
+@pytest.fixture
+def own_handlers():
+    """Put the test process's signal dispositions back (a leaked one would reach every child)."""
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    yield
+    for s, h in saved.items():
+        signal.signal(s, h)
+
+
+def test_restore_is_not_interrupted_by_repeated_signals(own_handlers):
     done = []
     with pytest.raises(KeyboardInterrupt):
         with RunSignals() as sig:
@@ -91,9 +100,10 @@ def test_restore_is_not_interrupted_by_repeated_signals():
                     done.append("restored")
     assert done == ["restored"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_IGN, signal.SIG_DFL)  # a Python no-op: not inherited
 
 
-def test_a_signal_during_a_normal_restore_stops_the_run_after_it():
+def test_a_signal_during_a_normal_restore_stops_the_run_after_it(own_handlers):
     done = []
     with RunSignals() as sig:
         with pytest.raises(KeyboardInterrupt):
