@@ -8,8 +8,7 @@ only recorded: a second SIGTERM a few ms after the first (systemd, ``timeout``, 
 user) must not kill the runner halfway through swapoff. The handlers stay installed for the
 whole restore; they are put back only when it is over, and a signal that arrived during a
 restore that ended normally is raised then. Once a signal has stopped the run, a default
-(fatal) SIGTERM/SIGHUP disposition is replaced by a handler that ignores it: the process is
-on its way out. The restore itself additionally blocks the
+(fatal) SIGTERM/SIGHUP disposition is replaced by SIG_IGN: the process is on its way out. The restore itself additionally blocks the
 signals at the OS level (journal.Journal.restore), which the ``swapoff`` and ``losetup``
 children inherit, so a Ctrl-C sent to the terminal's process group cannot kill them either.
 """
@@ -68,15 +67,13 @@ class RunSignals:
         for s, h in self._old.items():
             if stopping and s != signal.SIGINT and h in (signal.SIG_DFL, None):
                 # the process is unwinding from a signal to its exit: a repeated SIGTERM must not
-                # turn the orderly exit (status 130, the message) into a kill. A Python no-op,
-                # not SIG_IGN: an ignored disposition would be inherited by every child.
-                h = _ignore
+                # turn the orderly exit (status 130, the message) into a kill. SIG_IGN, not a
+                # Python no-op, which interpreter shutdown resets to the fatal default; the
+                # runner starts no child after it was stopped (a library caller that goes on
+                # can put its own handler back).
+                h = signal.SIG_IGN
             signal.signal(s, h)
         return False
-
-
-def _ignore(signum: int, frame: Any) -> None:
-    pass
 
 
 def _exception(signum: int) -> KeyboardInterrupt:
