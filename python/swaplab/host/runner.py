@@ -286,7 +286,7 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
     for w in workers:
         w.proc.stdin.write(json.dumps({"go": t0}) + "\n")
         w.proc.stdin.flush()
-    ts = _Series()
+    ts = _Series(interval)
     events: List[Dict[str, Any]] = []
     swap_peak = 0
     next_sample = t0
@@ -355,7 +355,8 @@ def _proc_start(pid: int) -> Optional[str]:
 
 
 class _Series:
-    def __init__(self):
+    def __init__(self, interval_ns: int):
+        self.interval_ns = interval_ns
         self.d: Dict[str, List[Any]] = {k: [] for k in ("t_ns", "nr_free_pages", "nr_active_anon", "nr_inactive_anon",
                                                          "nr_active_file", "nr_inactive_file", "swap_used_pages",
                                                          "pswpin", "pswpout", "ra_hit_rate")}
@@ -494,7 +495,7 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
         "events": events,
         "devices": devs,
         "summary": {"ra_hit_pct": ra_hit_pct, "elapsed_s": elapsed / 1e9, "readahead": ra_mode,
-                    "messages": 0, "channel_pages_max": 0},
+                    "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": ts.interval_ns},
     }
 
 
@@ -604,5 +605,5 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
         "events": [{"t_ns": 0, "kind": "oom_kill", "task": f"{t['name']}#{t['instance']}", "rss_pages": 0, "swap_pages": 0}
                    for t in tasks[:1]],
         "devices": [], "summary": {"ra_hit_pct": None, "elapsed_s": 0.0, "readahead": "",
-                                   "messages": 0, "channel_pages_max": 0},
+                                   "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": 0},
     }
