@@ -27,6 +27,39 @@ impl Reader {
     }
 }
 
+impl Reader {
+    /// Append up to `max` accesses to `out`, decoded straight from the input buffer.
+    /// `Ok(false)` once the trace ended.
+    pub fn read_accesses(&mut self, out: &mut Vec<Access>, max: usize) -> Result<bool, TraceError> {
+        use std::io::BufRead;
+        let mut n = 0;
+        while n < max && !self.done {
+            let buf = self.input.fill_buf().map_err(|e| TraceError::new(&self.file, At::Record(self.index + 1), io_message(&e)))?;
+            let whole = (buf.len() / RECORD_BYTES).min(max - n);
+            if whole == 0 {
+                match self.next() {
+                    Some(Ok(Record::Access(a))) => {
+                        out.push(a);
+                        n += 1;
+                    }
+                    Some(Err(e)) => return Err(e),
+                    _ => {}
+                }
+                continue;
+            }
+            for r in buf[..whole * RECORD_BYTES].chunks_exact(RECORD_BYTES) {
+                let time = u32::from_le_bytes(r[0..4].try_into().expect("4")) as u64;
+                let page = u64::from_le_bytes(r[4..12].try_into().expect("8"));
+                out.push(Access { time, thread: 0, page, kind: Kind::Read });
+            }
+            self.input.consume(whole * RECORD_BYTES);
+            self.index += whole as u64;
+            n += whole;
+        }
+        Ok(!self.done || n > 0)
+    }
+}
+
 impl Iterator for Reader {
     type Item = Result<Record, TraceError>;
     fn next(&mut self) -> Option<Self::Item> {

@@ -107,6 +107,33 @@ pub fn open(path: &str, opts: &ReadOptions) -> Result<TraceReader, TraceError> {
     Ok(TraceReader { inner, format, header })
 }
 
+impl TraceReader {
+    /// Append up to `max` accesses to `out`, skipping meta records: the fast path of replay
+    /// and of loading a page sequence (swaplab and oracleGeneral decode in place; CSV goes
+    /// record by record). `Ok(false)` once the trace has ended and nothing was appended.
+    pub fn read_accesses(&mut self, out: &mut Vec<crate::Access>, max: usize) -> Result<bool, TraceError> {
+        match &mut self.inner {
+            Inner::Swaplab(r) => r.read_accesses(out, max),
+            Inner::Oracle(r) => r.read_accesses(out, max),
+            Inner::Csv(r) => {
+                let mut n = 0;
+                while n < max {
+                    match r.next() {
+                        Some(Ok(Record::Access(a))) => {
+                            out.push(a);
+                            n += 1;
+                        }
+                        Some(Ok(_)) => {}
+                        Some(Err(e)) => return Err(e),
+                        None => return Ok(n > 0),
+                    }
+                }
+                Ok(true)
+            }
+        }
+    }
+}
+
 impl Iterator for TraceReader {
     type Item = Result<Record, TraceError>;
     #[inline]

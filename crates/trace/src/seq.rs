@@ -77,6 +77,27 @@ impl PageSeq {
         Ok(b.seq)
     }
 
+    /// The accesses of a trace file, read in batches (the fast path of [`PageSeq::load`]).
+    pub fn load_reader(mut reader: crate::TraceReader, threads: Option<&[u32]>, file: &str) -> Result<PageSeq, TraceError> {
+        let mut b = Builder::default();
+        let mut batch = Vec::with_capacity(4096);
+        loop {
+            batch.clear();
+            let more = reader.read_accesses(&mut batch, 4096)?;
+            for a in &batch {
+                if threads.is_none_or(|t| t.contains(&a.thread)) {
+                    if b.seq.ids.len() == NEVER as usize - 1 {
+                        return Err(TraceError::new(file, At::Record(b.seq.ids.len() as u64 + 1), "more than 2^32 - 2 accesses: split the trace"));
+                    }
+                    b.push(a.page, a.kind);
+                }
+            }
+            if !more {
+                return Ok(b.seq);
+            }
+        }
+    }
+
     /// For every access, the index of the next access to the same page, or [`NEVER`].
     pub fn next_use(&self) -> Vec<u32> {
         let mut last = vec![NEVER; self.distinct()];

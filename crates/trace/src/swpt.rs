@@ -17,7 +17,7 @@ use crate::error::{At, TraceError};
 use crate::input::{io_message, read_exact_or_end, Input};
 use crate::varint;
 use crate::{Access, Kind, Meta, Record};
-use std::io::{Read, Write};
+use std::io::{BufRead, Read, Write};
 
 pub const MAGIC: &[u8; 8] = b"SWPTRACE";
 pub const VERSION: u16 = 1;
@@ -306,6 +306,47 @@ impl Reader {
             };
             return Ok(Some(Record::Meta { time: self.time, thread, meta }));
         }
+    }
+}
+
+impl Reader {
+    /// Append up to `max` accesses to `out`, skipping meta records (the replay's fast path:
+    /// accesses are decoded straight from the input buffer). `Ok(false)` once the trace ended.
+    pub fn read_accesses(&mut self, out: &mut Vec<Access>, max: usize) -> Result<bool, TraceError> {
+        let mut n = 0;
+        while n < max && !self.done {
+            let buf = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) => return Err(TraceError::new(&self.file, At::Record(self.index + 1), io_message(&e))),
+            };
+            if buf.len() >= 24 && buf[0] & 3 != 3 {
+                // Whole accesses in the buffer: at most 20 bytes each, decoded in place.
+                let mut pos = 0;
+                while n < max && buf.len() - pos >= 24 && buf[pos] & 3 != 3 {
+                    let bad = || TraceError::new(&self.file, At::Record(self.index + 1), "varint longer than 10 bytes");
+                    let v0 = varint::get_slice(buf, &mut pos).ok_or_else(bad)?;
+                    let dt = varint::get_slice(buf, &mut pos).ok_or_else(bad)?;
+                    self.page = self.page.wrapping_add(varint::unzigzag(v0 >> 2) as u64);
+                    self.time = self.time.wrapping_add(varint::unzigzag(dt) as u64);
+                    let kind = Kind::from_code((v0 & 3) as u8).expect("low bits 0..=2");
+                    out.push(Access { time: self.time, thread: self.thread, page: self.page, kind });
+                    self.index += 1;
+                    n += 1;
+                }
+                self.input.consume(pos);
+                continue;
+            }
+            match self.next() {
+                Some(Ok(Record::Access(a))) => {
+                    out.push(a);
+                    n += 1;
+                }
+                Some(Ok(Record::Meta { .. })) => {}
+                Some(Err(e)) => return Err(e),
+                None => {}
+            }
+        }
+        Ok(!self.done || n > 0)
     }
 }
 

@@ -42,6 +42,22 @@ pub fn get<R: Read>(r: &mut R) -> io::Result<Option<u64>> {
     }
 }
 
+/// Decode one varint from `b` at `*pos` (the caller guarantees 10 readable bytes or a
+/// terminated varint); None when it runs longer than 10 bytes.
+#[inline]
+pub fn get_slice(b: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..70).step_by(7) {
+        let byte = *b.get(*pos)?;
+        *pos += 1;
+        v |= ((byte & 0x7f) as u64) << shift;
+        if byte & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
 pub fn write_all<W: Write>(w: &mut W, buf: &mut Vec<u8>) -> io::Result<()> {
     w.write_all(buf)?;
     buf.clear();

@@ -98,6 +98,20 @@ fn malformed_traces_name_the_place_and_the_expectation() {
 }
 
 #[test]
+fn batch_reading_equals_record_by_record() {
+    let many: Vec<Record> = (0..20_000u64)
+        .map(|i| if i % 997 == 0 { sample()[0].clone() } else { Record::Access(Access { time: i, thread: (i / 5000) as u32, page: (i * 7919) % 3001, kind: Kind::Write }) })
+        .collect();
+    for name in ["e.swpt", "e.swpt.zst", "e.oracleGeneral", "e.csv"] {
+        let p = tmp(name);
+        write_trace(&p, &Header::default(), many.clone().into_iter().map(Ok)).map_err(|_| ()).unwrap();
+        let one = PageSeq::load(open(&p, &ReadOptions::default()).unwrap(), Some(&[0, 2]), &p).unwrap();
+        let batch = PageSeq::load_reader(open(&p, &ReadOptions::default()).unwrap(), Some(&[0, 2]), &p).unwrap();
+        assert_eq!((one.ids, one.pages, one.kinds), (batch.ids, batch.pages, batch.kinds), "{name}");
+    }
+}
+
+#[test]
 fn csv_columns_can_be_named_or_indexed() {
     let p = tmp("d.csv");
     std::fs::write(&p, "5,0x7000,1\n6,0x8fff,2\n").unwrap();

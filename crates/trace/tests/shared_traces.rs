@@ -27,7 +27,7 @@ fn shared(name: &str) -> String {
 fn load(name: &str) -> PageSeq {
     let path = shared(name);
     let r = open(&path, &ReadOptions::default()).expect("opens");
-    PageSeq::load(r, None, &path).expect("reads")
+    PageSeq::load_reader(r, None, &path).expect("reads")
 }
 
 fn check(name: &str, records: usize, distinct: usize, lru_golden: [u64; 4], opt_golden: [u64; 4]) {
