@@ -236,12 +236,22 @@ def _plot_mrc(m: Dict[str, Any], png: str) -> None:
 
 def bench_trace(path: str, json_out: Optional[str]) -> int:
     """``swaplab bench --trace F [--json [OUT]]``: swaplab's replay and exact MRC against
-    libCacheSim's LRU; JSON on stdout with ``--json``, to OUT with ``--json OUT``."""
+    libCacheSim's LRU, all reading the same input: an uncompressed oracleGeneral copy of the
+    trace (the format libCacheSim reads fastest), so that neither side pays for decompression.
+    JSON on stdout with ``--json``, to OUT with ``--json OUT``."""
+    import tempfile
+
     from . import _core
 
     _check_input(path)
-    figures = json.loads(_core_call(_core.trace_bench, path))
-    figures.update(_libcachesim_lru(path, figures["distinct_pages"]))
+    with tempfile.TemporaryDirectory() as d:
+        og = os.path.join(d, "trace.oracleGeneral")
+        _core_call(_core.trace_convert, path, og, None)
+        figures = json.loads(_core_call(_core.trace_bench, og))
+        figures.update(_libcachesim_lru(og, figures["distinct_pages"]))
+    figures["trace"] = path
+    figures["input"] = "uncompressed oracleGeneral copy of the trace, read by every measurement"
+    figures["load_average"] = os.getloadavg()[0]
     if json_out == "-":
         sys.stdout.write(json.dumps(figures, indent=2) + "\n")
         return 0
@@ -249,35 +259,28 @@ def bench_trace(path: str, json_out: Optional[str]) -> int:
         from .io import write_json_atomic
 
         write_json_atomic(json_out, figures)
-    print(f"trace {path}: {figures['accesses']:,} accesses, {figures['distinct_pages']:,} pages")
+    print(f"trace {path}: {figures['accesses']:,} accesses, {figures['distinct_pages']:,} pages "
+          f"(load average {figures['load_average']:.1f}: rates are wall-clock)")
     for k in ("trace_replay_resident_per_s", "trace_replay_swapping_per_s", "exact_mrc_per_s", "libcachesim_lru_per_s"):
         v = figures.get(k)
         print(f"  {k:32s} {v / 1e6:10.1f} M/s" if v else f"  {k:32s} {'-':>10s}   {figures.get('libcachesim_note', '')}")
     return 0
 
 
-def _libcachesim_lru(path: str, distinct: int) -> Dict[str, Any]:
-    """libCacheSim's LRU on the same accesses (an uncompressed oracleGeneral copy, as its
-    Python package reads fastest), at half the trace's footprint."""
+def _libcachesim_lru(og: str, distinct: int) -> Dict[str, Any]:
+    """libCacheSim's LRU on the uncompressed oracleGeneral file `og`, at half the footprint."""
     try:
         import libcachesim as lcs  # the optional [bench] extra
     except ImportError:
         return {"libcachesim_lru_per_s": None,
                 "libcachesim_note": "libcachesim is not installed (pip install 'swaplab[bench]')"}
-    import tempfile
-
-    from . import _core
-
-    with tempfile.TemporaryDirectory() as d:
-        og = os.path.join(d, "trace.oracleGeneral")
-        _core_call(_core.trace_convert, path, og, None)
-        reader = lcs.TraceReader(og, lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True))
-        cache = lcs.LRU(cache_size=max(distinct // 2, 1))
-        t = time.perf_counter()
-        miss_ratio, _ = cache.process_trace(reader)
-        wall = time.perf_counter() - t
-        n = os.path.getsize(og) // 24
-    return {"libcachesim_lru_per_s": round(n / wall), "libcachesim_lru_size_pages": max(distinct // 2, 1),
+    reader = lcs.TraceReader(og, lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True))
+    size = max(distinct // 2, 1)
+    t = time.perf_counter()
+    miss_ratio, _ = lcs.LRU(cache_size=size).process_trace(reader)
+    wall = time.perf_counter() - t
+    n = os.path.getsize(og) // 24
+    return {"libcachesim_lru_per_s": round(n / wall), "libcachesim_lru_size_pages": size,
             "libcachesim_lru_misses": round(miss_ratio * n), "libcachesim_version": getattr(lcs, "__version__", "?")}
 
 

@@ -162,7 +162,7 @@ pub fn trace(path: &str) -> Result<Value, String> {
     let abs = std::path::Path::new(path).canonicalize().map_err(|e| format!("{path}: {e}"))?;
     let file = abs.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"");
     let t = Instant::now();
-    let seq = swaplab_trace::PageSeq::load(swaplab_trace::open(path, &Default::default()).map_err(|e| e.to_string())?, None, path).map_err(|e| e.to_string())?;
+    let seq = swaplab_trace::PageSeq::load_reader(swaplab_trace::open(path, &Default::default()).map_err(|e| e.to_string())?, None, path).map_err(|e| e.to_string())?;
     let load_wall = t.elapsed().as_secs_f64();
     let footprint_mib = (seq.distinct() as u64 * 4096).div_ceil(1 << 20);
     let text = |memcg: &str| {

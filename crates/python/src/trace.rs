@@ -27,7 +27,7 @@ fn options(columns: Option<String>, format: Option<&str>) -> PyResult<ReadOption
 
 fn load_seq(path: &str, columns: Option<String>, threads: Option<Vec<u32>>) -> PyResult<PageSeq> {
     let r = swaplab_trace::open(path, &options(columns, None)?).map_err(terr)?;
-    PageSeq::load(r, threads.as_deref(), path).map_err(terr)
+    PageSeq::load_reader(r, threads.as_deref(), path).map_err(terr)
 }
 
 /// Summary of a trace (JSON): accesses by kind, distinct pages, footprint, threads, meta

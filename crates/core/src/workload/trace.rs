@@ -16,7 +16,10 @@
 
 use super::Touch;
 use std::sync::Arc;
-use swaplab_trace::{open, ReadOptions, Record, TraceReader};
+use swaplab_trace::{open, Access, ReadOptions, TraceReader};
+
+/// Accesses decoded at a time: large enough to amortise the reader, small enough to stay in L1.
+const BATCH: usize = 1024;
 
 /// Where a trace page lives: mapping `mi` of the task, starting at trace page `start`.
 #[derive(Clone, Copy, Debug)]
@@ -49,11 +52,13 @@ pub struct TraceReplay {
     failed: bool,
     /// One bit per page of the populating regions: touched already.
     populated: Vec<u64>,
+    batch: Vec<Access>,
+    next_in_batch: usize,
 }
 
 impl Clone for TraceReplay {
     fn clone(&self) -> Self {
-        TraceReplay { plan: self.plan.clone(), reader: None, last_time: None, last_region: 0, failed: false, populated: Vec::new() }
+        TraceReplay { plan: self.plan.clone(), reader: None, last_time: None, last_region: 0, failed: false, populated: Vec::new(), batch: Vec::new(), next_in_batch: 0 }
     }
 }
 
@@ -72,7 +77,7 @@ impl TraceReplay {
             bit += r.pages;
         }
         let plan = Plan { path, columns, threads, regions, ns_per_unit: speed.map(|s| 1e9 / s) };
-        TraceReplay { plan: Arc::new(plan), reader: None, last_time: None, last_region: 0, failed: false, populated: Vec::new() }
+        TraceReplay { plan: Arc::new(plan), reader: None, last_time: None, last_region: 0, failed: false, populated: Vec::new(), batch: Vec::new(), next_in_batch: 0 }
     }
 
     fn fail(&mut self, message: String) -> Option<(usize, Touch, Option<u64>)> {
@@ -83,18 +88,21 @@ impl TraceReplay {
         None
     }
 
-    fn region_of(&mut self, page: u64) -> Option<&Region> {
+    #[inline]
+    fn region_of(&mut self, page: u64) -> Option<Region> {
         let regions = &self.plan.regions;
-        let r = &regions[self.last_region];
-        if page >= r.start && page < r.start + r.pages {
-            return Some(&regions[self.last_region]);
+        let r = regions[self.last_region];
+        if page.wrapping_sub(r.start) < r.pages {
+            return Some(r);
         }
-        let i = regions.partition_point(|r| r.start <= page);
-        if i == 0 || page >= regions[i - 1].start + regions[i - 1].pages {
+        // Regions starting at or below `page`: a branch-free count over a few regions (a
+        // trace's layout has a handful), a binary search over many.
+        let i = if regions.len() <= 32 { regions.iter().map(|r| (r.start <= page) as usize).sum() } else { regions.partition_point(|r| r.start <= page) };
+        if i == 0 || page - regions[i - 1].start >= regions[i - 1].pages {
             return None;
         }
         self.last_region = i - 1;
-        Some(&regions[i - 1])
+        Some(regions[i - 1])
     }
 
     /// The next access: (mapping index, touch, compute ns when the phase has a `speed`).
@@ -114,12 +122,20 @@ impl TraceReplay {
             }
         }
         loop {
-            let rec = self.reader.as_mut().expect("opened").next()?;
-            let a = match rec {
-                Ok(Record::Access(a)) => a,
-                Ok(Record::Meta { .. }) => continue,
-                Err(e) => return self.fail(e.to_string()),
-            };
+            if self.next_in_batch == self.batch.len() {
+                self.batch.clear();
+                self.next_in_batch = 0;
+                match self.reader.as_mut().expect("opened").read_accesses(&mut self.batch, BATCH) {
+                    Ok(true) => {}
+                    Ok(false) => return None,
+                    Err(e) => return self.fail(e.to_string()),
+                }
+                if self.batch.is_empty() {
+                    return None;
+                }
+            }
+            let a = self.batch[self.next_in_batch];
+            self.next_in_batch += 1;
             if let Some(t) = &self.plan.threads {
                 if !t.contains(&a.thread) {
                     continue;
@@ -130,7 +146,7 @@ impl TraceReplay {
                 (dt as f64 * k) as u64
             });
             self.last_time = Some(a.time);
-            let Some(r) = self.region_of(a.page).copied() else {
+            let Some(r) = self.region_of(a.page) else {
                 return self.fail(format!("{}: page {:#x} is outside the layout the resolver made (the file changed?)", self.plan.path, a.page));
             };
             let offset = a.page - r.start;
