@@ -78,6 +78,8 @@ fn bounds_of(seq: &PageSeq, sizes: &[u64], window: usize) -> serde_json::Value {
     json!({
         "accesses": seq.len(),
         "distinct_pages": seq.distinct(),
+        // Every first touch misses under every policy (compulsory misses).
+        "cold_misses": seq.distinct(),
         "sizes_pages": sizes,
         "readahead_window": window,
         "oracle_lookahead_per_page": oracle_ra::LOOKAHEAD_PER_PAGE,
@@ -181,6 +183,12 @@ fn trace_bench(py: Python<'_>, path: &str) -> PyResult<String> {
     py.allow_threads(|| swaplab_core::bench::trace(path).map(|v| v.to_string()).map_err(TraceError::new_err))
 }
 
+/// The reclaim policies the simulator implements (`kernel.reclaim`), for `swaplab bounds`.
+#[pyfunction]
+fn reclaim_policies() -> Vec<&'static str> {
+    config::RECLAIM_POLICIES.to_vec()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", m.py().get_type_bound::<TraceError>())?;
     m.add_function(wrap_pyfunction!(trace_stats, m)?)?;
@@ -189,5 +197,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(workload_bounds, m)?)?;
     m.add_function(wrap_pyfunction!(trace_mrc, m)?)?;
     m.add_function(wrap_pyfunction!(trace_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(reclaim_policies, m)?)?;
     Ok(())
 }

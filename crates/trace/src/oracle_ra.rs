@@ -9,6 +9,11 @@
 //! swap-in readahead policy that brings at most `window` pages per fault, however it guesses,
 //! has fewer major faults with the same replacement.
 //!
+//! Like swap-in readahead, which can only bring pages that were swapped out, the oracle only
+//! prefetches pages the program has touched before, and only on a miss of such a page (a swap-in):
+//! a first touch stays a demand miss without readahead (the zero-fill fault of anonymous
+//! memory), so `misses - distinct pages` compares with the kernel's major faults.
+//!
 //! The look-ahead for prefetch candidates stops at the farthest next use in memory (nothing
 //! later qualifies) and at `LOOKAHEAD_PER_PAGE x capacity` accesses, which keeps the bound
 //! O(N x window) in practice; the cap is stated in the result.
@@ -28,6 +33,7 @@ pub fn misses(seq: &PageSeq, next: &[u32], capacity: usize, window: usize) -> u6
     let mut cache = OptCache::new(seq.distinct(), capacity);
     let lookahead = capacity.saturating_mul(LOOKAHEAD_PER_PAGE).max(4096);
     let mut misses = 0;
+    let mut seen = vec![false; seq.distinct()];
     for (i, &id) in seq.ids.iter().enumerate() {
         if cache.contains(id) {
             cache.touch(id, key(next[i]));
@@ -35,12 +41,15 @@ pub fn misses(seq: &PageSeq, next: &[u32], capacity: usize, window: usize) -> u6
         }
         misses += 1;
         cache.load(id, key(next[i]));
+        if !std::mem::replace(&mut seen[id as usize], true) {
+            continue; // a first touch: a zero-fill fault, no swap-in to read ahead of
+        }
         let mut fetched = 1;
         let end = seq.len().min(i + 1 + lookahead);
         let mut j = i + 1;
         while fetched < window && j < end {
             let q = seq.ids[j];
-            if !cache.contains(q) {
+            if seen[q as usize] && !cache.contains(q) {
                 if cache.is_full() {
                     let (far, _) = cache.farthest().expect("a full cache has pages");
                     if far <= j as u64 {
