@@ -358,6 +358,25 @@ compute = "1us"
     }
 
     #[test]
+    fn replays_a_trace_phase_on_real_memory() {
+        // 300 accesses over two address ranges 1 GiB apart: two anon mappings on the host too.
+        let dir = std::env::temp_dir().join(format!("swaplab-host-trace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let csv: String = (0..300u64).map(|i| format!("{i},{},{}\n", if i % 2 == 0 { 1000 + i % 40 } else { 263_144 + i % 7 }, if i % 3 == 0 { "w" } else { "r" })).collect();
+        std::fs::write(dir.join("t.csv"), format!("icount,vpn,op\n{csv}")).unwrap();
+        let text = "[machine]\nram = \"256MiB\"\n[[task]]\nname = \"t\"\n[[task.phase]]\npattern = \"trace\"\nfile = \"t.csv\"\n";
+        let wl = dir.join("w.toml");
+        std::fs::write(&wl, text).unwrap();
+        let mut w = Worker::prepare(text, wl.to_str().unwrap(), &[], 0, 0, WorkerOptions { workdir: dir.clone(), fault_threshold_ns: 1000 }).unwrap();
+        assert_eq!(w.mappings.len(), 2);
+        let r = w.run(now_ns());
+        assert_eq!(r.touches, 300);
+        // Even accesses touch 20 distinct pages (i % 40 of even i), odd ones 7.
+        assert!(r.minor_faults + r.major_faults >= 20 + 7, "{r:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn time_limit_stops_a_repeating_task() {
         let text = W.replace("instances = 2", "instances = 1\nrepeat = true\ntime_limit = \"50ms\"");
         let mut w = Worker::prepare(&text, "w.toml", &[], 0, 0, WorkerOptions::default()).unwrap();

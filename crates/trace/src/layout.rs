@@ -68,7 +68,7 @@ pub fn infer<I: Iterator<Item = Result<Record, TraceError>>>(records: I, threads
     for r in records {
         match r? {
             Record::Meta { meta: Meta::Mmap { addr, len, flags, file, .. }, .. } => {
-                maps.push(MapRec { start: addr >> page_shift, end: (addr + len + mask) >> page_shift, flags, file });
+                maps.push(MapRec { start: addr >> page_shift, end: addr.saturating_add(len).saturating_add(mask) >> page_shift, flags, file });
             }
             Record::Access(a) => {
                 if !threads.is_none_or(|t| t.contains(&a.thread)) {

@@ -184,6 +184,28 @@ proptest! {
         prop_assert_eq!(oracle_ra::misses(&seq, &next, c, 1), o);
     }
 
+    /// Valid traces with bytes flipped or cut: every reader ends in records or an error.
+    #[test]
+    fn readers_never_panic_on_damaged_traces(flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8), cut in any::<prop::sample::Index>(), which in 0usize..3) {
+        let name = ["m.swpt", "m.csv", "m.oracleGeneral"][which];
+        let good = tmp(&format!("good-{name}"));
+        write_trace(&good, &Header::default(), sample().into_iter().map(Ok)).map_err(|_| ()).unwrap();
+        let mut bytes = std::fs::read(&good).unwrap();
+        for (i, b) in &flips {
+            let i = i.index(bytes.len());
+            bytes[i] ^= b | 1;
+        }
+        bytes.truncate(cut.index(bytes.len() + 1));
+        let p = tmp(&format!("damaged-{}-{name}", bytes.len()));
+        std::fs::write(&p, &bytes).unwrap();
+        if let Ok(r) = open(&p, &ReadOptions::default()) {
+            let _ = r.take(100_000).collect::<Result<Vec<_>, _>>();
+        }
+        if let Ok(r) = open(&p, &ReadOptions::default()) {
+            let _ = PageSeq::load_reader(r, None, &p);
+        }
+    }
+
     #[test]
     fn readers_never_panic_on_garbage(bytes in prop::collection::vec(any::<u8>(), 0..300), as_csv in any::<bool>()) {
         let p = tmp(&format!("fuzz-{}.{}", bytes.len(), if as_csv { "csv" } else { "bin" }));
@@ -196,4 +218,42 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn layout_classifies_pages_by_their_mmap() {
+    use swaplab_trace::layout::{infer, RegionKind};
+    let acc = |page: u64, kind: Kind| Record::Access(Access { time: 0, thread: 0, page, kind });
+    let mmap = |addr: u64, flags: u32, file: &str| Record::Meta { time: 0, thread: 0, meta: Meta::Mmap { addr, len: 16 << 12, prot: 3, flags, file: file.into(), offset: 0 } };
+    let recs = vec![
+        mmap(0x100 << 12, 0x01, "/db"),        // shared file
+        mmap(0x200 << 12, 0x02, "/lib.so"),    // private file, only read: file
+        mmap(0x300 << 12, 0x02, "/data.so"),   // private file, written: anon (copy-on-write)
+        mmap(0x400 << 12, 0x21, ""),           // shared anonymous: shmem
+        acc(0x100, Kind::Read), acc(0x10f, Kind::Write),
+        acc(0x200, Kind::Exec), acc(0x201, Kind::Read),
+        acc(0x300, Kind::Write),
+        acc(0x405, Kind::Write),
+        acc(0x9000, Kind::Exec),                // outside every mmap, only executed: program text
+        acc(0x9100, Kind::Read), acc(0x9100 + 64 + 1, Kind::Write), // anon, 64 pages apart: one mapping
+        acc(0x9100 + 200, Kind::Read),          // too far: a mapping of its own
+    ];
+    let l = infer(recs.into_iter().map(Ok), None, 12).unwrap();
+    let got: Vec<(u64, u64, RegionKind)> = l.regions.iter().map(|r| (r.start_page, r.pages, r.kind)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (0x100, 16, RegionKind::File),
+            (0x200, 2, RegionKind::File),
+            (0x300, 1, RegionKind::Anon),
+            (0x405, 1, RegionKind::Shmem),
+            (0x9000, 1, RegionKind::File),
+            (0x9100, 66, RegionKind::Anon),
+            (0x9100 + 200, 1, RegionKind::Anon),
+        ]
+    );
+    assert_eq!(l.regions[0].file, "/db");
+    assert_eq!(l.accesses, 10);
+    assert_eq!(l.find(0x9100 + 30), Some(5));
+    assert_eq!(l.find(0x9100 + 100), None);
 }

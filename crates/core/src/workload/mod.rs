@@ -334,7 +334,7 @@ impl Program {
 
     /// Does any phase send or receive messages (or do buffered file I/O)?
     pub fn has_ops(&self) -> bool {
-        self.phases.iter().any(|(_, g)| g.kind != GenKind::Touch)
+        self.phases.iter().any(|(_, g)| !matches!(g.kind, GenKind::Touch | GenKind::Trace))
     }
 
     /// The next step: a page touch, or an operation for the kernel model (a message sent or
