@@ -153,7 +153,7 @@ def test_bounds_of_a_workload_include_the_kernel_policy(tmp_path):
 def test_mrc_writes_png_and_json_with_shards_error(tmp_path):
     sw = _small_trace(tmp_path)
     prefix = str(tmp_path / "mrc")
-    run("trace", "mrc", sw, "--out", prefix, "--rate", "0.1", "--no-kernel")
+    run("trace", "mrc", sw, "--out", prefix, "--rate", "0.1")
     m = json.loads(open(prefix + ".json").read())
     assert os.path.getsize(prefix + ".png") > 1000
     i = m["sizes_pages"].index(next(c for c in m["sizes_pages"] if c >= 256))
@@ -161,6 +161,11 @@ def test_mrc_writes_png_and_json_with_shards_error(tmp_path):
     # SHARDS at rate 0.1 samples ~418 of 4130 pages: measured mean error 0.00075 (max 0.099, at
     # sizes below 1/rate pages where one sampled distance stands for ten).
     assert 0 <= m["shards"]["miss_ratio_mean_abs_error"] < 0.005 and i > 0
+    # The classic policy simulated at 1/4, 1/2 and 3/4 of the footprint: fewer major faults as
+    # memory grows (the trace's working set shrinks into it).
+    k = m["kernel"]
+    assert k["sizes_pages"] == [1032, 2065, 3097] and len(k["classic"]) == 3
+    assert k["classic"][0] > k["classic"][2]
 
 
 def test_opt_and_lru_agree_with_libcachesim(tmp_path):
