@@ -124,7 +124,8 @@ static void access_page(unsigned vcpu, uint8_t kind, uint64_t page) {
     pthread_mutex_unlock(&lock);
 }
 
-/* A translation block starts: count its instructions, record its code page(s). */
+/* A translation block starts: record its code page and count its instructions (a second
+ * callback, with a count of 0, records the page a block crosses into). */
 static void tb_exec(unsigned vcpu, void *udata) {
     uint64_t packed = (uint64_t)(uintptr_t)udata; /* page << 8 | instructions (<= 255) */
     struct thread *t = me(vcpu);
@@ -142,8 +143,11 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     size_t n = qemu_plugin_tb_n_insns(tb);
     if (n == 0) return;
     uint64_t page = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0)) >> 12;
+    uint64_t last = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, n - 1)) >> 12;
     qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS,
                                          (void *)(uintptr_t)((page << 8) | (n > 255 ? 255 : n)));
+    if (last != page) /* a block that crosses into the next page fetches from it too */
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, tb_exec, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)(last << 8));
     for (size_t i = 0; i < n; i++)
         qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i), mem_access, QEMU_PLUGIN_CB_NO_REGS,
                                          QEMU_PLUGIN_MEM_RW, NULL);
