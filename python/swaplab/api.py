@@ -97,7 +97,7 @@ def resolve(workload: Workload, overrides: Overrides = None, **kw: Any) -> Dict[
     text, source = load_workload(workload)
     overrides = make_overrides(overrides, **kw)
     _checked(text, source, overrides)
-    return json.loads(_core.resolve(text, source, expand_presets(text, source, overrides)))
+    return json.loads(_core.resolve(text, source, overrides))
 
 
 class _SigintFlag:
@@ -126,22 +126,6 @@ class _SigintFlag:
             signal.signal(signal.SIGINT, self._old)
 
 
-def expand_presets(text: str, source: str, overrides: List[str]) -> List[str]:
-    """Resolve ``device = "calibrated:NAME"`` (a preset written by ``swaplab calibrate``) into
-    overrides the core accepts; other workloads are returned unchanged."""
-    if "calibrated:" not in text and not any("calibrated:" in o for o in overrides):
-        return list(overrides)
-    from .host.calibrate import expand_calibrated
-
-    try:
-        return expand_calibrated(text, list(overrides))
-    except OSError as e:
-        raise ConfigError(f"{source}: calibrated device preset: {e.strerror or e}: "
-                          f"{getattr(e, 'filename', '') or ''} (run `swaplab calibrate --name NAME` first)") from None
-    except (KeyError, ValueError) as e:
-        raise ConfigError(f"{source}: calibrated device preset: {e}") from None
-
-
 def simulate_text(text: str, source: str, overrides: List[str], progress: Optional[ProgressFn] = None) -> Result:
     """Run the simulator on TOML text. ``progress(virtual_ns, fraction)`` is called about five
     times per wall second; returning ``False`` stops the run early (the result is then marked
@@ -149,7 +133,6 @@ def simulate_text(text: str, source: str, overrides: List[str], progress: Option
     import json
 
     _checked(text, source, overrides)
-    overrides = expand_presets(text, source, overrides)
     with _SigintFlag() as sigint:
         def callback(virtual_ns: int, fraction: float) -> bool:
             if sigint.hit:

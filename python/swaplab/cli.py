@@ -175,11 +175,11 @@ def _run_many(args: argparse.Namespace, text: str, source: str, sets: List[str])
 
 def cmd_resolve(args: argparse.Namespace) -> int:
     from . import _core
-    from .api import expand_presets, load_workload
+    from .api import load_workload
 
     sets = _check_sets(args.set or [])
     text, source = load_workload(args.file)
-    out = json.loads(_core.resolve(text, source, expand_presets(text, source, sets)))
+    out = json.loads(_core.resolve(text, source, sets))
     sys.stdout.write(json.dumps(out, indent=2) + "\n")
     return 0
 

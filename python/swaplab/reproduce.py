@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _core, metrics, tomlio
-from .api import expand_presets
 from .experiments import RULE, Experiment, verdict
 from .scale import scale_overrides, scale_workload
 
@@ -89,7 +88,7 @@ def plan(exps: Sequence[Experiment], scale: float = 1.0) -> List[Job]:
         run_seeds: List[Optional[int]] = [None] if exp.runs == 1 else list(seeds(base_seed(doc), exp.runs))
         for row in exp.rows:
             for var in exp.variants:
-                cell_ovs = expand_presets(text, source, scale_overrides(exp.overrides(row.name, var.name), scale))
+                cell_ovs = scale_overrides(exp.overrides(row.name, var.name), scale)
                 for s in run_seeds:
                     # runs > 1: one simulation per seed; the seed override comes last and wins.
                     ovs = cell_ovs + ([f"seed={s}"] if s is not None else [])

@@ -97,11 +97,11 @@ def kernel_points(path: str, sizes: List[int], columns: Optional[str] = None) ->
     out: Dict[str, List[int]] = {}
     for policy in kernel_policies():
         if _is_workload(path):
-            from .api import expand_presets, load_workload
+            from .api import load_workload
 
             text, source = load_workload(path)
-            out[policy] = [_kernel_majfaults(text, source, expand_presets(text, source, [
-                f'machine.memcg_limit="{c * 4096}"', f'kernel.reclaim="{policy}"'])) for c in sizes]
+            out[policy] = [_kernel_majfaults(text, source, [
+                f'machine.memcg_limit="{c * 4096}"', f'kernel.reclaim="{policy}"']) for c in sizes]
         else:
             out[policy] = [_kernel_majfaults(_trace_workload(path, c, policy, columns), "<bounds>", []) for c in sizes]
     return out
@@ -179,10 +179,10 @@ def cmd_bounds(args: argparse.Namespace) -> int:
     if args.window < 1:
         raise TraceCliError(f"--window {args.window}: expected at least 1 page")
     if _is_workload(args.input):
-        from .api import expand_presets, load_workload
+        from .api import load_workload
 
         text, source = load_workload(args.input)
-        b = json.loads(_core_call(_core.workload_bounds, text, source, expand_presets(text, source, []), sizes, args.window))
+        b = json.loads(_core_call(_core.workload_bounds, text, source, [], sizes, args.window))
     else:
         b = json.loads(_core_call(_core.trace_bounds, args.input, sizes, args.window, args.columns))
     if not args.no_kernel:

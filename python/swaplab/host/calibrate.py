@@ -7,10 +7,9 @@ The preset file (``~/.config/swaplab/devices/NAME.toml`` or ``--out``) has three
 * ``[costs]``: the CPU cost parameters measured here (fields of ``[costs]`` in a workload);
 * ``[measured]``: the raw measurements the fit came from.
 
-``device = "calibrated:NAME"`` in a workload is resolved by :func:`expand_calibrated`, which
-turns it into overrides the simulator core already accepts (a base preset plus
-``swap.N.params.*`` for every device field, and ``costs.*``), until the core resolves it
-itself (docs/host-runner.md, "Calibrated presets").
+``device = "calibrated:NAME"`` (for a swap device or ``machine.file_device``) is resolved by
+the workload parser itself (crates/core/src/config/calibrated.rs): the ``[device]`` fields
+overlay the ``sata-ssd`` preset and ``[costs]`` sets the costs the workload does not set.
 """
 
 from __future__ import annotations
@@ -19,15 +18,12 @@ import datetime
 import json
 import os
 import platform
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from .. import _core
 from .sysfs import block_dev_of, rotational
 
 PRESET_DIR = os.path.expanduser(os.environ.get("SWAPLAB_DEVICES", "~/.config/swaplab/devices"))
-DEVICE_FIELDS = ("source", "rotational", "synchronous", "block_layer", "read_latency_ns", "write_latency_ns",
-                 "read_bandwidth", "write_bandwidth", "parallelism", "max_request_pages", "seek_min_ns",
-                 "seek_full_ns", "rotational_latency_ns", "block_layer_cpu_ns", "sync_read_cpu_ns", "sync_write_cpu_ns")
 
 
 def measure(directory: str, file_bytes: int = 256 << 20, seconds: float = 2.0, fault_pages: int = 16384) -> Dict[str, Any]:
@@ -126,50 +122,3 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
 
     write_atomic(path, tomlio.dumps(preset))
     return path, preset
-
-
-def load_preset(name: str) -> Dict[str, Any]:
-    try:
-        import tomllib  # type: ignore
-    except ImportError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore
-    path = name if name.endswith(".toml") else os.path.join(PRESET_DIR, f"{name}.toml")
-    with open(path, "rb") as f:
-        return tomllib.load(f)
-
-
-def expand_calibrated(text: str, overrides: List[str]) -> List[str]:
-    """Overrides that resolve every ``device = "calibrated:NAME"`` of the workload (after the
-    user's own overrides) into a base preset plus every DeviceParams field, and the preset's
-    ``[costs]``. Returns the new override list (the user's first, so the ones added win)."""
-    try:
-        import tomllib  # type: ignore
-    except ImportError:  # pragma: no cover
-        import tomli as tomllib  # type: ignore
-    from ..api import toml_value
-
-    doc = tomllib.loads(text)
-    swaps = [dict(s) for s in doc.get("swap", [])]
-    for ov in overrides:
-        k, _, v = ov.partition("=")
-        parts = k.strip().split(".")
-        if len(parts) == 3 and parts[0] == "swap" and parts[2] == "device":
-            i = int(parts[1])
-            if i < len(swaps):
-                swaps[i]["device"] = v.strip().strip("\"'")
-    out = list(overrides)
-    costs_done = False
-    for i, s in enumerate(swaps):
-        dev = s.get("device", "")
-        if not dev.startswith("calibrated:"):
-            continue
-        preset = load_preset(dev.split(":", 1)[1])
-        out.append(f'swap.{i}.device="sata-ssd"')
-        for k in DEVICE_FIELDS:
-            if k in preset["device"]:
-                out.append(f"swap.{i}.params.{k}={toml_value(preset['device'][k])}")
-        if not costs_done:
-            for k, v in preset.get("costs", {}).items():
-                out.append(f"costs.{k}={int(v)}")
-            costs_done = True
-    return out

@@ -122,10 +122,6 @@ def compare_file(path: str, overrides: List[str], opts: HostOptions) -> Dict[str
 
 
 def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions) -> Dict[str, Any]:
-    if "calibrated:" in text or any("calibrated:" in o for o in overrides):
-        from .calibrate import expand_calibrated
-
-        overrides = expand_calibrated(text, overrides)
     sim = json.loads(_core.simulate(text, source, overrides))
     host = run_host(text, overrides, opts, source=source)
     if host["host"].get("oom"):

@@ -520,7 +520,7 @@ def run_host(path_or_text: str, overrides: Optional[List[str]] = None, opts: Opt
     is the median, tasks come from the run with the median elapsed time; ``host.per_run`` and
     ``host.spread`` hold every run. If every attempt was OOM-killed, the result is an OOM
     result (``tasks[].oom_killed``, an ``oom_kill`` event) with no measured counters."""
-    from ..api import expand_presets, load_workload
+    from ..api import load_workload
 
     opts = opts or HostOptions()
     overrides = list(overrides or [])
@@ -528,7 +528,6 @@ def run_host(path_or_text: str, overrides: Optional[List[str]] = None, opts: Opt
         text, source = load_workload(path_or_text)
     else:
         text, source = path_or_text, source or "<text>"
-    overrides = expand_presets(text, source, overrides)
     results: List[Dict[str, Any]] = []
     ooms: List[str] = []
     with RunSignals() as sig, HostLock(opts.journal_dir):

@@ -22,7 +22,6 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from .. import _core
-from ..api import expand_presets
 from ..store import Store, request_key, result_key
 from ..store import table as tbl
 from .grid import Grid
@@ -54,7 +53,7 @@ class Summary:
 def _resolve(grid: Grid, overrides: List[str], version: str) -> Tuple[str, Optional[str]]:
     """(key, error): the key of the resolved configuration, or of the request when refused."""
     try:
-        ovs = expand_presets(grid.text, grid.source, overrides)
+        ovs = list(overrides)
         config = json.loads(_core.resolve(grid.text, grid.source, ovs))
     except (_core.ConfigError, ValueError) as e:
         return request_key(grid.text, overrides, version), " ".join(str(e).split())

@@ -6,6 +6,8 @@
 //! Parsing is strict: unknown keys, wrong types and impossible values are errors that name the
 //! file, the line and key, and what was expected ([`ConfigError`]).
 
+pub mod calibrated;
+pub mod footprint;
 pub mod trace;
 pub mod units;
 
@@ -22,17 +24,24 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// Always one line: a name or value echoed from the user's text may hold newlines or other
+/// control characters; they are shown escaped (`\n`).
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "{}", self.file)?;
-        if let Some(l) = self.line {
-            write!(f, ":{l}")?;
-        }
-        if self.key.is_empty() {
-            write!(f, ": {}", self.message)
+        let line = self.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let text = if self.key.is_empty() {
+            format!("{}{line}: {}", self.file, self.message)
         } else {
-            write!(f, ": {}: {}", self.key, self.message)
+            format!("{}{line}: {}: {}", self.file, self.key, self.message)
+        };
+        for c in text.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
         }
+        Ok(())
     }
 }
 
@@ -557,33 +566,94 @@ pub struct ResolvedSwap {
 }
 
 /// Parse a workload file's text, apply `--set key=value` overrides, validate.
+///
+/// Errors name lines of the file as written (never of the text rewritten by the overrides),
+/// or the `--set` that introduced the offending value. A model that would not fit in this
+/// machine's memory is refused here, before anything is allocated (footprint.rs).
 pub fn load(text: &str, file: &str, overrides: &[String]) -> Result<Resolved, ConfigError> {
-    let text = apply_overrides(text, file, overrides)?;
-    let mut cfg: Config = toml::from_str(&text).map_err(|e| toml_error(&text, file, &e, !overrides.is_empty()))?;
-    let located = |key: &str, message: String| ConfigError {
-        file: file.to_string(),
-        line: locate(&text, key),
-        key: key.to_string(),
-        message,
-    };
+    let rewritten = apply_overrides(text, file, overrides)?;
+    let mut cfg: Config = toml::from_str(&rewritten).map_err(|e| toml_error(text, &rewritten, file, &e, overrides))?;
+    let located = |key: &str, message: String| locate_error(text, file, overrides, key, message);
     trace::lay_out(&mut cfg, file, &located)?;
-    resolve(cfg, &located)
+    apply_calibrated_costs(&mut cfg, &rewritten, &located)?;
+    let resolved = resolve(cfg, &located)?;
+    footprint::check(&resolved, footprint::available_bytes()).map_err(|(key, message)| located(key, message))?;
+    Ok(resolved)
 }
 
-fn toml_error(text: &str, file: &str, e: &toml::de::Error, overridden: bool) -> ConfigError {
-    let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-    let snippet = line
-        .and_then(|l| text.lines().nth(l - 1))
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty());
-    let mut message = syntax_message(text, e.message(), e.span());
-    if let Some(s) = snippet {
-        message = format!("{message} (in `{s}`)");
+/// Longest piece of a user's text echoed in a message (a line may be megabytes long).
+const SNIPPET_CHARS: usize = 80;
+
+fn cut(s: &str) -> String {
+    match s.char_indices().nth(SNIPPET_CHARS) {
+        Some((i, _)) => format!("{}...", &s[..i]),
+        None => s.to_string(),
     }
-    if overridden {
-        message.push_str(" [after --set overrides]");
+}
+
+/// The override that set `key` (or a table above it), if any.
+fn override_of<'a>(overrides: &'a [String], key: &str) -> Option<&'a String> {
+    overrides.iter().rev().find(|o| {
+        let k = o.split('=').next().unwrap_or("").trim();
+        !k.is_empty() && (key == k || key.starts_with(&format!("{k}.")))
+    })
+}
+
+fn locate_error(original: &str, file: &str, overrides: &[String], key: &str, message: String) -> ConfigError {
+    if let Some(ov) = override_of(overrides, key) {
+        let message = format!("{message} (set by --set {})", cut(ov));
+        return ConfigError { file: file.to_string(), line: None, key: key.to_string(), message };
+    }
+    ConfigError { file: file.to_string(), line: locate(original, key), key: key.to_string(), message }
+}
+
+fn toml_error(original: &str, rewritten: &str, file: &str, e: &toml::de::Error, overrides: &[String]) -> ConfigError {
+    let line = e.span().map(|s| line_of(rewritten, s.start.min(rewritten.len())));
+    let snippet = line.and_then(|l| rewritten.lines().nth(l - 1)).map(str::trim).filter(|s| !s.is_empty());
+    let mut message = syntax_message(rewritten, e.message(), e.span());
+    if let Some(s) = snippet {
+        message = format!("{message} (in `{}`)", cut(s));
+    }
+    if overrides.is_empty() {
+        return ConfigError { file: file.to_string(), line, key: String::new(), message };
+    }
+    // the same line in the file as written; none when an override wrote it
+    let line = snippet.and_then(|s| original.lines().position(|l| l.trim() == s)).map(|i| i + 1);
+    if line.is_none() {
+        message.push_str(" [in a value set by --set]");
     }
     ConfigError { file: file.to_string(), line, key: String::new(), message }
+}
+
+/// A calibrated device preset's `[costs]` (calibrated.rs) for every cost the workload does
+/// not set itself; the first calibrated device (swap devices in order, then the file device)
+/// provides them.
+fn apply_calibrated_costs(cfg: &mut Config, rewritten: &str, at: &dyn Fn(&str, String) -> ConfigError) -> Result<(), ConfigError> {
+    let devices = cfg.swap.iter().enumerate().map(|(i, s)| (format!("swap.{i}.device"), s.device.clone()));
+    let mut devices = devices.chain(std::iter::once(("machine.file_device".to_string(), cfg.machine.file_device.clone())));
+    let Some((key, name)) = devices.find_map(|(k, d)| calibrated::name_of(&d).map(|n| (k, n.to_string()))) else {
+        return Ok(());
+    };
+    let (_, costs) = calibrated::load(&name).map_err(|e| at(&key, e))?;
+    let user = rewritten
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("costs"))
+        .and_then(|v| if let toml::Value::Table(t) = v { Some(t) } else { None })
+        .unwrap_or_default();
+    let mut table = toml::Table::try_from(&cfg.costs).expect("costs serialize");
+    for (k, v) in costs {
+        if !table.contains_key(&k) {
+            return Err(at(&key, format!("calibrated preset {name:?}: unknown cost `{k}` in its [costs]")));
+        }
+        if !user.contains_key(&k) {
+            table.insert(k, v);
+        }
+    }
+    cfg.costs = toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| at(&key, format!("calibrated preset {name:?}: [costs]: {}", e.message().trim())))?;
+    Ok(())
 }
 
 /// One-line description of a parse error; the TOML parser leaves some messages empty (e.g. a
@@ -690,30 +760,67 @@ pub fn apply_overrides(text: &str, file: &str, overrides: &[String]) -> Result<S
         if i >= segs.len() {
             return Err(err(key, "the key path ends in an index; name a key".into()));
         }
+        if table.get(segs[i]).is_some_and(|old| old.is_table_like() || old.is_array_of_tables()) {
+            return Err(err(
+                key,
+                format!("`{key}` is a table: replacing it whole would drop its other keys; set them one at a time, e.g. --set {key}.KEY=VALUE"),
+            ));
+        }
         table.insert(segs[i], Item::Value(value));
     }
     Ok(doc.to_string())
 }
 
-/// Merge a table of overrides onto a device preset, rejecting unknown parameter names.
-pub fn device_with_overrides(preset: &str, overrides: &toml::Table) -> Result<DeviceParams, String> {
-    let base = DeviceParams::preset(preset).ok_or_else(|| {
-        format!("unknown device preset {preset:?} (expected one of {})", DeviceParams::PRESETS.join(", "))
-    })?;
-    if overrides.is_empty() {
-        return Ok(base);
+/// Why a device could not be resolved: its preset, or one of its parameter overrides (named,
+/// so that the error points at `swap.N.params.NAME`, not at the device).
+#[derive(Debug)]
+pub enum DeviceError {
+    Preset(String),
+    Param(String, String),
+}
+
+/// A device preset (built-in, or `calibrated:NAME`) with a table of parameter overrides,
+/// rejecting unknown parameter names.
+pub fn device_with_overrides(preset: &str, overrides: &toml::Table) -> Result<DeviceParams, DeviceError> {
+    let mut table;
+    if let Some(name) = calibrated::name_of(preset) {
+        let base = DeviceParams::preset(calibrated::BASE_PRESET).expect("a built-in preset");
+        table = toml::Table::try_from(&base).expect("device params serialize");
+        let (device, _) = calibrated::load(name).map_err(DeviceError::Preset)?;
+        overlay(&mut table, &device).map_err(|(k, m)| DeviceError::Preset(format!("calibrated preset {name:?}: [device] {k}: {m}")))?;
+    } else {
+        let base = DeviceParams::preset(preset).ok_or_else(|| {
+            DeviceError::Preset(format!(
+                "unknown device preset {preset:?} (expected one of {}, or \"calibrated:NAME\")",
+                DeviceParams::PRESETS.join(", ")
+            ))
+        })?;
+        if overrides.is_empty() {
+            return Ok(base);
+        }
+        table = toml::Table::try_from(&base).expect("device params serialize");
     }
-    let mut table = toml::Table::try_from(&base).map_err(|e| e.to_string())?;
-    for (k, v) in overrides {
-        if !table.contains_key(k) {
-            let known: Vec<&String> = table.keys().collect();
-            return Err(format!("unknown device parameter `{k}` (known: {})", known.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+    overlay(&mut table, overrides).map_err(|(k, m)| DeviceError::Param(k, m))?;
+    let params: DeviceParams =
+        toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| DeviceError::Preset(e.message().trim().to_string()))?;
+    params.validate().map_err(DeviceError::Preset)?;
+    Ok(params)
+}
+
+/// Set `fields` onto a device's parameter table, each checked alone so that an error names
+/// its field: (field, what is wrong).
+fn overlay(table: &mut toml::Table, fields: &toml::Table) -> Result<(), (String, String)> {
+    for (k, v) in fields {
+        let Some(old) = table.get(k) else {
+            let known: Vec<&str> = table.keys().map(|s| s.as_str()).collect();
+            return Err((k.clone(), format!("unknown device parameter `{k}` (known: {})", known.join(", "))));
+        };
+        if std::mem::discriminant(old) != std::mem::discriminant(v) {
+            return Err((k.clone(), format!("expected {}, got {}", old.type_str(), v.type_str())));
         }
         table.insert(k.clone(), v.clone());
     }
-    let params: DeviceParams = toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| e.message().to_string())?;
-    params.validate()?;
-    Ok(params)
+    Ok(())
 }
 
 /// Watermarks of the single modelled zone, in pages (kernel-algorithms.md §3.2).
@@ -745,6 +852,9 @@ fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Reso
     let m = &cfg.machine;
     let profile = Profile::parse(&cfg.kernel.profile)
         .ok_or_else(|| at("kernel.profile", format!("unknown kernel profile {:?} (expected \"2.6.28\", \"3.14\", \"4.14\" or \"6.x\")", cfg.kernel.profile)))?;
+    if cfg.sim.time_limit == Some(Duration(0)) {
+        return Err(at("sim.time_limit", "expected a positive duration: 0 would end the run before anything happens (leave it out for no limit)".into()));
+    }
     if m.cpus == 0 || m.cpus > 1024 {
         return Err(at("machine.cpus", format!("expected 1..=1024 CPUs, got {}", m.cpus)));
     }
@@ -793,10 +903,15 @@ fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Reso
     if !(100..=1000).contains(&cfg.kernel.hz) {
         return Err(at("kernel.hz", "expected 100..=1000".into()));
     }
-    let file_device_params = device_with_overrides(&m.file_device, &toml::Table::new()).map_err(|e| at("machine.file_device", e))?;
+    let file_device_params = device_with_overrides(&m.file_device, &toml::Table::new()).map_err(|e| match e {
+        DeviceError::Preset(m) | DeviceError::Param(_, m) => at("machine.file_device", m),
+    })?;
     let mut swap_devices = Vec::new();
     for (i, s) in cfg.swap.iter().enumerate() {
-        let params = device_with_overrides(&s.device, &s.params).map_err(|e| at(&format!("swap.{i}.device"), e))?;
+        let params = device_with_overrides(&s.device, &s.params).map_err(|e| match e {
+            DeviceError::Preset(m) => at(&format!("swap.{i}.device"), m),
+            DeviceError::Param(k, m) => at(&format!("swap.{i}.params.{k}"), m),
+        })?;
         if s.size.pages() < 2 {
             return Err(at(&format!("swap.{i}.size"), "a swap device needs at least 2 pages (slot 0 holds the header)".into()));
         }
@@ -827,6 +942,9 @@ fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Reso
         }
         if t.phases.is_empty() {
             return Err(at(&format!("task.{ti}"), "a task needs at least one [[task.phase]]".into()));
+        }
+        if t.time_limit == Some(Duration(0)) {
+            return Err(at(&format!("task.{ti}.time_limit"), "expected a positive duration: 0 would stop the task before it starts (leave it out for no limit)".into()));
         }
         if t.repeat && t.time_limit.is_none() && cfg.sim.time_limit.is_none() {
             return Err(at(&format!("task.{ti}.repeat"), "repeat = true needs a time_limit (on the task or in [sim])".into()));

@@ -51,7 +51,10 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
             ))
         }
     };
-    if num < 0.0 || !num.is_finite() {
+    if !num.is_finite() {
+        return Err(format!("expected a finite size, got {s:?}"));
+    }
+    if num < 0.0 {
         return Err(format!("a size must not be negative, got {s:?}"));
     }
     Ok((num * mult).round() as u64)
@@ -75,7 +78,10 @@ pub fn parse_duration(s: &str) -> Result<u64, String> {
             return Err(format!("unknown duration unit {other:?} in {s:?} (expected ns, us, ms, s or min)"))
         }
     };
-    if num < 0.0 || !num.is_finite() {
+    if !num.is_finite() {
+        return Err(format!("expected a finite duration, got {s:?}"));
+    }
+    if num < 0.0 {
         return Err(format!("a duration must not be negative, got {s:?}"));
     }
     Ok((num * mult).round() as u64)
@@ -101,8 +107,14 @@ impl<'de> Visitor<'de> for UnitVisitor {
         Ok(v)
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<u64, E> {
-        if v < 0.0 || !v.is_finite() {
+        if !v.is_finite() {
+            return Err(E::custom(format!("expected {}: a finite number, got {v}", self.what)));
+        }
+        if v < 0.0 {
             return Err(E::custom(format!("{} must not be negative, got {v}", self.what)));
+        }
+        if v >= u64::MAX as f64 {
+            return Err(E::custom(format!("{} is too large, got {v}", self.what)));
         }
         Ok(v.round() as u64)
     }
