@@ -119,7 +119,7 @@ def _toml_or_none(text: str) -> Any:
 
     try:
         return tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):  # RecursionError: arrays nested too deeply
         return None
 
 
@@ -133,7 +133,7 @@ def _run_many(args: argparse.Namespace, text: str, source: str, sets: List[str])
         raise UserError("--plot draws one run; use it without --runs")
     try:
         doc = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+    except (tomllib.TOMLDecodeError, RecursionError):
         doc = {}  # the core reports the malformed file
     base = rn.base_seed(doc)
     for s in sets:  # a --set seed=N moves the base

@@ -117,6 +117,8 @@ def load(path: Union[str, Path]) -> Experiment:
         raise _err(path, "no such file") from None
     except tomllib.TOMLDecodeError as e:
         raise _err(path, f"not valid TOML: {e}") from None
+    except RecursionError:
+        raise _err(path, "not valid TOML: arrays or tables nested too deeply") from None
 
     known_top = {"experiment", "workload", "variant", "row"}
     for k in doc:
@@ -142,6 +144,8 @@ def load(path: Union[str, Path]) -> Experiment:
             raise _err(path, f"workload file {wl!r} not found (looked at {wpath})") from None
         except tomllib.TOMLDecodeError as e:
             raise _err(wpath, f"not valid TOML: {e}") from None
+        except RecursionError:
+            raise _err(wpath, "not valid TOML: arrays or tables nested too deeply") from None
         wsource = os.path.relpath(wpath)
     elif isinstance(wl, dict):
         workload, wsource = wl, f"{path} [workload]"

@@ -115,3 +115,13 @@ def test_api_resolve_raises_only_config_error(small_toml, overrides, junk):
             swaplab.resolve(small_toml, ovs)
         except ConfigError as e:
             assert "\n" not in str(e)
+
+
+def test_deeply_nested_arrays_with_runs_and_as_an_experiment_are_one_line(tmp_path, small_toml):
+    deep = "\nx = " + "[" * 50000 + "]" * 50000 + "\n"
+    p = tmp_path / "deep.toml"
+    p.write_text(open(small_toml).read() + deep)
+    _exit_2(run_cli("run", p, "--runs", "2", "--quiet"))
+    e = tmp_path / "exp.toml"
+    e.write_text('[experiment]\nname = "x"\n' + deep)
+    _exit_2(run_cli("reproduce", e, "--quiet"), "nested too deeply")

@@ -96,6 +96,8 @@ def _read(path: Path) -> Dict[str, Any]:
         raise GridError(f"{path}: is a directory") from None
     except tomllib.TOMLDecodeError as e:
         raise _err(path, f"not valid TOML: {e}") from None
+    except RecursionError:
+        raise _err(path, "not valid TOML: arrays or tables nested too deeply") from None
     except UnicodeDecodeError:
         raise _err(path, "not a text (TOML) file") from None
 
