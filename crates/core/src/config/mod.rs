@@ -165,6 +165,9 @@ fn default_classic() -> String {
 fn default_hz() -> u32 {
     250
 }
+fn default_lru_gen_enabled() -> u32 {
+    0x7
+}
 
 /// Accept `profile = 3.14` as well as `profile = "3.14"` (a version reads like a number).
 fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
@@ -205,9 +208,18 @@ pub struct Kernel {
     /// "fixed-run", "adaptive", "adaptive-2012" or "vma".
     #[serde(default = "default_auto")]
     pub readahead: String,
-    /// LRU implementation: "classic".
+    /// LRU implementation: "classic" or "mglru" (the multi-generational LRU, 6.1+; its era,
+    /// 6.1-6.13 or 6.14+, follows `profile`: "6.1" .. "6.13" or "6.x"/"6.14"+).
     #[serde(default = "default_classic")]
     pub reclaim: String,
+    /// MGLRU `/sys/kernel/mm/lru_gen/enabled` capability bits: 0x1 the policy, 0x2 page-table
+    /// walks during aging, 0x4 clearing the accessed bit of non-leaf PMDs (x86's default 0x7).
+    #[serde(default = "default_lru_gen_enabled")]
+    pub lru_gen_enabled: u32,
+    /// MGLRU `/sys/kernel/mm/lru_gen/min_ttl_ms`: OOM rather than evict a working set younger
+    /// than this (0 = off, the default).
+    #[serde(default)]
+    pub lru_gen_min_ttl_ms: u64,
     /// Direct-reclaim bail-out: "auto" (the profile's), "none", "rvr", "kosaki", "proportional".
     #[serde(default = "default_auto")]
     pub bailout: String,
@@ -272,6 +284,12 @@ pub struct Costs {
     /// Buffered read()/write() of one page that is in the page cache: syscall entry, page-cache
     /// lookup, 4 KiB copy (~1 GB/s-class memcpy in 2008: ~1-2 us; modern ~0.5 us).
     pub syscall_page_ns: u64,
+    /// MGLRU: one PTE examined by the aging walk or look-around (8 PTEs per 64-byte cache
+    /// line read sequentially, ~15 ns per line: ~2 ns each; estimate).
+    pub pt_walk_pte_ns: u64,
+    /// MGLRU: one Bloom-filter test or update (two bit probes in a 4 KiB filter plus the
+    /// hash; estimate).
+    pub bloom_test_ns: u64,
 }
 
 impl Default for Costs {
@@ -291,6 +309,8 @@ impl Default for Costs {
             msg_send_ns: 1_500,
             msg_recv_ns: 1_000,
             syscall_page_ns: 1_000,
+            pt_walk_pte_ns: 2,
+            bloom_test_ns: 5,
         }
     }
 }
@@ -538,6 +558,8 @@ impl Profile {
             "3.14" | "3.x" => Profile::V3_14,
             "4.14" | "4.x" | "5.x" => Profile::V4_14,
             "6.x" | "6" | "modern" => Profile::V6,
+            // 6.1 .. 6.19: the classic model is the same; MGLRU reads the minor version.
+            v if v.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()).map_or(false, |m| (1..=19).contains(&m)) => Profile::V6,
             _ => return None,
         })
     }
@@ -897,8 +919,18 @@ fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Reso
         return Err(at("kernel.bailout", format!("unknown bail-out policy {:?} (expected one of {})", cfg.kernel.bailout, BAILOUT_POLICIES.join(", "))));
     }
     if !RECLAIM_POLICIES.contains(&cfg.kernel.reclaim.as_str()) {
-        let hint = if cfg.kernel.reclaim == "mglru" { " (MGLRU is not implemented in this version of swaplab)" } else { "" };
-        return Err(at("kernel.reclaim", format!("unknown reclaim policy {:?}: expected one of {}{hint}", cfg.kernel.reclaim, RECLAIM_POLICIES.join(", "))));
+        return Err(at("kernel.reclaim", format!("unknown reclaim policy {:?}: expected one of {}", cfg.kernel.reclaim, RECLAIM_POLICIES.join(", "))));
+    }
+    if cfg.kernel.lru_gen_enabled > 0x7 {
+        return Err(at("kernel.lru_gen_enabled", format!("expected capability bits 0x0..=0x7, got {:#x}", cfg.kernel.lru_gen_enabled)));
+    }
+    if cfg.kernel.reclaim == "mglru" {
+        if Profile::parse(&cfg.kernel.profile) != Some(Profile::V6) {
+            return Err(at("kernel.reclaim", format!("MGLRU was merged in 6.1: kernel.profile {:?} has no multi-generational LRU (use 6.x)", cfg.kernel.profile)));
+        }
+        if cfg.kernel.lru_gen_enabled & 0x1 == 0 {
+            return Err(at("kernel.lru_gen_enabled", "without bit 0x1 the kernel runs the classic LRU: set kernel.reclaim = \"classic\"".into()));
+        }
     }
     if !(100..=1000).contains(&cfg.kernel.hz) {
         return Err(at("kernel.hz", "expected 100..=1000".into()));

@@ -219,10 +219,10 @@ impl Sim {
         let fr = &mut self.mem.frames[f as usize];
         fr.set_owner(Owner::File, obj as u32, touch.page);
         if ent & ENT_SHADOW != 0 {
-            self.refault(f, ent as u32, false);
+            self.refault_in(f, ent as u32, false, false);
         }
         self.mem.objects[obj].entries[page] = PTE_PRESENT | f as u64;
-        self.lru_add(f);
+        self.lru_add_outside_fault(f);
         self.tasks[tid as usize].clock += self.costs.alloc_page_ns;
         if touch.write {
             // A whole-page write needs no read: the new page is dirty and accessed.

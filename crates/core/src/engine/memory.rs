@@ -150,6 +150,11 @@ impl Sim {
         self.reclaim.policy().folio_add(&mut self.mem.frames, f);
     }
 
+    /// `folio_add_lru` from `read()`/`write()`, outside a page fault.
+    pub(crate) fn lru_add_outside_fault(&mut self, f: u32) {
+        self.reclaim.policy().folio_add_outside_fault(&mut self.mem.frames, f);
+    }
+
     /// `folio_mark_accessed` (§3.10): an access through a file descriptor.
     pub(crate) fn mark_page_accessed(&mut self, f: u32) {
         self.reclaim.policy().mark_accessed(&mut self.mem.frames, f, &mut self.stats.vm);
@@ -158,8 +163,13 @@ impl Sim {
     /// `workingset_refault` (§4.3): folio `f` is read back in over `shadow`; the policy sets
     /// the flags that place it before `lru_add`.
     pub(crate) fn refault(&mut self, f: u32, shadow: u32, anon: bool) {
+        self.refault_in(f, shadow, anon, true);
+    }
+
+    /// `workingset_refault` with whether it happens inside a page fault (`read()` is not).
+    pub(crate) fn refault_in(&mut self, f: u32, shadow: u32, anon: bool, in_fault: bool) {
         let swap_free = self.swap.free_pages();
-        let ctx = RefaultCtx { frames: &mut self.mem.frames, vm: &mut self.stats.vm, swap_free };
+        let ctx = RefaultCtx { frames: &mut self.mem.frames, vm: &mut self.stats.vm, swap_free, in_fault };
         self.reclaim.policy().refault(ctx, f, shadow, anon);
     }
 

@@ -2,7 +2,7 @@
 //! direct-reclaim priority loop (`direct.rs`), kswapd (`kswapd.rs`), the page-out path that
 //! frees what a policy chose (`pageout.rs`, `shrink_folio_list`), and the LRU policy interface
 //! with its registry (`policy.rs`). The policies themselves are folders: `classic/` (the
-//! active/inactive lists with refault distance).
+//! active/inactive lists with refault distance) and `mglru/` (the multi-generational LRU).
 //!
 //! Reclaim runs atomically at the reclaiming task's clock; its CPU cost (pages scanned, rmap
 //! walks, unmaps, frees, block-layer submissions) is accumulated in `ScanControl::cost` and
@@ -12,11 +12,12 @@ pub mod bailout;
 pub mod classic;
 mod direct;
 pub mod kswapd;
+pub mod mglru;
 mod pageout;
 pub mod policy;
 
 pub use bailout::Bailout;
-pub use policy::{LruPolicy, RefaultCtx};
+pub use policy::{LruGenRmap, LruPolicy, RefaultCtx};
 
 use crate::config::Resolved;
 use crate::engine::Sim;

@@ -5,7 +5,7 @@
 //! the policy's shadow. The classic LRU's `shrink_inactive_list` and MGLRU's `evict_folios`
 //! both end here; each puts back what is returned to keep or activate.
 
-use super::{LruPolicy, ScanControl};
+use super::{LruGenRmap, LruPolicy, ScanControl};
 use crate::config::Profile;
 use crate::device::Plug;
 use crate::engine::{DevRef, Sim};
@@ -83,8 +83,18 @@ impl Sim {
             self.mem.frames[f as usize].flags |= PG_RECLAIM;
             return Verdict::Activate;
         }
-        let (verdict, walks) = self.check_references(f);
-        batch.cost += walks as u64 * self.costs.rmap_walk_ns;
+        let verdict = match policy.lru_gen_rmap() {
+            Some(gen) => {
+                let (v, cpu) = self.check_references_lru_gen(gen, f);
+                batch.cost += cpu;
+                v
+            }
+            None => {
+                let (v, walks) = self.check_references(f);
+                batch.cost += walks as u64 * self.costs.rmap_walk_ns;
+                v
+            }
+        };
         if matches!(verdict, Verdict::Activate | Verdict::Keep) {
             return verdict;
         }
@@ -192,6 +202,38 @@ impl Sim {
             return (Verdict::ReclaimClean, walks);
         }
         (Verdict::Reclaim, walks)
+    }
+
+    /// `folio_check_references` under MGLRU (§5.6): the rmap walk clears each young PTE and
+    /// looks around it (`lru_gen_look_around`); the policy turns what it found into a verdict
+    /// (no "look twice": a folio without young PTEs is reclaimed). Returns the CPU time.
+    fn check_references_lru_gen(&mut self, gen: &mut dyn LruGenRmap, f: u32) -> (Verdict, u64) {
+        let mapped = self.folio_mapped(f);
+        if gen.keep_before_rmap(&self.mem.frames[f as usize], mapped) {
+            return (Verdict::Keep, 0);
+        }
+        let fr = self.mem.frames[f as usize];
+        let mappings: Vec<(u32, u32)> = match fr.owner_kind() {
+            Owner::None => Vec::new(),
+            Owner::Anon => vec![(fr.owner, fr.index)],
+            Owner::Shmem | Owner::File => self.mem.objects[fr.owner as usize].vmas.iter().map(|&v| (v, fr.index)).collect(),
+        };
+        let mut cpu = mappings.len() as u64 * self.costs.rmap_walk_ns;
+        let mut young = 0;
+        for (v, i) in mappings {
+            let pte = &mut self.mem.vmas[v as usize].ptes[i as usize];
+            if *pte & PTE_PRESENT != 0 && *pte & PTE_ZERO == 0 && pte_frame(*pte) == f && *pte & PTE_ACCESSED != 0 {
+                *pte &= !PTE_ACCESSED;
+                young += 1;
+                cpu += gen.look_around(&mut self.mem, &self.costs, v, i);
+            }
+        }
+        let verdict = match gen.referenced_verdict(&mut self.mem.frames[f as usize], young) {
+            Some(true) => Verdict::Activate,
+            Some(false) => Verdict::Keep,
+            None => Verdict::Reclaim,
+        };
+        (verdict, cpu)
     }
 
     /// `folio_referenced`: test-and-clear the accessed bit of every PTE mapping the folio;

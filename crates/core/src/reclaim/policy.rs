@@ -39,14 +39,36 @@ pub struct RefaultCtx<'a> {
     pub vm: &'a mut VmStat,
     /// Free swap slots on all devices (anon competes for residence only while swap has room).
     pub swap_free: u64,
+    /// The refault happens inside a page fault (`lru_gen_in_fault`); a `read()` is not one.
+    pub in_fault: bool,
+}
+
+/// MGLRU's part of the page-out path (`lru_gen_enabled()` in `shrink_folio_list` and
+/// `folio_referenced_one`): its own reference rule and the look-around of a young PTE.
+pub trait LruGenRmap {
+    /// Before the rmap walk: keep a mapped folio that look-around already marked referenced
+    /// (6.1-6.13 `folio_update_gen() tried to promote this page?`).
+    fn keep_before_rmap(&mut self, frame: &Frame, mapped: bool) -> bool;
+    /// `lru_gen_look_around` for the young PTE `index` of VMA `vma` met by the rmap walk
+    /// (already cleared); returns its CPU time.
+    fn look_around(&mut self, mem: &mut crate::mm::Memory, costs: &crate::config::Costs, vma: u32, index: u32) -> u64;
+    /// `folio_check_references` under MGLRU after the walk found `young` PTEs: true to
+    /// activate, false to keep; `None` to reclaim.
+    fn referenced_verdict(&mut self, frame: &mut Frame, young: u32) -> Option<bool>;
 }
 
 pub trait LruPolicy {
     /// The name `kernel.reclaim` selects it by.
     fn name(&self) -> &'static str;
 
-    /// `folio_add_lru`: a new, refaulted or read-ahead folio enters the lists.
+    /// `folio_add_lru`: a new, refaulted or read-ahead folio enters the lists, inside a page
+    /// fault (swap-in, file or anonymous fault).
     fn folio_add(&mut self, frames: &mut [Frame], f: u32);
+    /// `folio_add_lru` outside a page fault (a `read()`/`write()` through the page cache);
+    /// only MGLRU places these differently (`lru_gen_in_fault`).
+    fn folio_add_outside_fault(&mut self, frames: &mut [Frame], f: u32) {
+        self.folio_add(frames, f)
+    }
     /// `lruvec_del_folio`: a folio leaves the lists outside reclaim (freed while unmapped).
     fn folio_del(&mut self, frames: &mut [Frame], f: u32);
     /// `folio_mark_accessed`: an access through a file descriptor (read()/write()).
@@ -76,15 +98,25 @@ pub trait LruPolicy {
 
     /// Every inconsistency of the policy's state against the frames (empty when consistent).
     fn check(&self, frames: &[Frame]) -> Vec<String>;
+
+    /// The policy's hooks into the page-out path's rmap walk; `None` for the classic rules.
+    fn lru_gen_rmap(&mut self) -> Option<&mut dyn LruGenRmap> {
+        None
+    }
+    /// The policy's own counters (MGLRU's walk statistics), by name; empty when it has none.
+    fn policy_stats(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
 }
 
 /// The policies `kernel.reclaim` may name.
-pub const RECLAIM_POLICIES: &[&str] = &["classic"];
+pub const RECLAIM_POLICIES: &[&str] = &["classic", "mglru"];
 
 /// The registry: a policy by name. The name has been validated against [`RECLAIM_POLICIES`].
 pub fn build(name: &str, cfg: &Resolved) -> Box<dyn LruPolicy> {
     match name {
         "classic" => Box::new(super::classic::ClassicLru::new(cfg)),
+        "mglru" => Box::new(super::mglru::MgLru::new(cfg)),
         other => unreachable!("kernel.reclaim {other:?} passed validation but has no policy"),
     }
 }

@@ -1,0 +1,369 @@
+//! Aging (kernel-algorithms.md §5.4, §5.8): `try_to_inc_max_seq` with the page-table walk
+//! over every mm (`walk_mm`, `walk_pmd_range`, `walk_pte_range`, `suitable_to_scan`) and the
+//! double-buffered Bloom filters of PTE tables worth walking, `inc_max_seq`, `inc_min_seq`,
+//! `try_to_inc_min_seq`, the look-around of the rmap walk (`lru_gen_look_around`), and
+//! kswapd's `lru_gen_age_node` with the `min_ttl_ms` OOM.
+
+use super::lists::*;
+use super::pid::MIN_LRU_BATCH;
+use super::{Era, MgLru, CAP_MM_WALK, CAP_NONLEAF_YOUNG, MIN_NR_GENS};
+use crate::config::{Costs, MappingKind};
+use crate::engine::{Sim, TState, TaskKind};
+use crate::mm::*;
+use crate::reclaim::{LruGenRmap, ScanControl, DEF_PRIORITY};
+
+/// Bloom filter size: `BLOOM_FILTER_SHIFT` 15, m = 2^15 bits, k = 2.
+const BLOOM_FILTER_SHIFT: u32 = 15;
+/// `suitable_to_scan`'s n: PTEs per cache line (64 / 8), clamped to 2..=8.
+const PTES_PER_CACHELINE: u64 = 8;
+/// `MIN_LRU_BATCH` PTEs around a young one are looked at (±32 pages).
+const LOOK_AROUND_PTES: u64 = MIN_LRU_BATCH;
+
+/// One Bloom filter of PTE tables (keyed by VMA and PMD index).
+#[derive(Clone)]
+pub struct Bloom(Box<[u64; 1 << (BLOOM_FILTER_SHIFT - 6)]>);
+
+impl Bloom {
+    fn new() -> Bloom {
+        Bloom(Box::new([0; 1 << (BLOOM_FILTER_SHIFT - 6)]))
+    }
+
+    /// `get_item_key`: a 30-bit hash of the PTE table split into two 15-bit indices.
+    fn keys(vma: u32, pmd: u64) -> [usize; 2] {
+        let item = ((vma as u64) << 32) ^ pmd;
+        let h = (item.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - 2 * BLOOM_FILTER_SHIFT)) as usize;
+        let mask = (1 << BLOOM_FILTER_SHIFT) - 1;
+        [h & mask, (h >> BLOOM_FILTER_SHIFT) & mask]
+    }
+
+    fn test(&self, vma: u32, pmd: u64) -> bool {
+        Self::keys(vma, pmd).iter().all(|&k| self.0[k / 64] & (1 << (k % 64)) != 0)
+    }
+
+    fn add(&mut self, vma: u32, pmd: u64) {
+        for k in Self::keys(vma, pmd) {
+            self.0[k / 64] |= 1 << (k % 64);
+        }
+    }
+}
+
+/// `suitable_to_scan`: at least one young PTE per cache line on average.
+fn suitable_to_scan(total: u64, young: u64) -> bool {
+    young * PTES_PER_CACHELINE >= total
+}
+
+impl MgLru {
+    /// `test_bloom_filter` for the walk of `seq`: a filter never made admits everything.
+    fn bloom_test(&self, seq: u64, vma: u32, pmd: u64) -> bool {
+        self.bloom[(seq % 2) as usize].as_ref().map_or(true, |b| b.test(vma, pmd))
+    }
+
+    fn bloom_add(&mut self, seq: u64, vma: u32, pmd: u64) {
+        if let Some(b) = self.bloom[(seq % 2) as usize].as_mut() {
+            b.add(vma, pmd);
+            self.walk.bloom_added += 1;
+        }
+    }
+
+    /// A young PTE seen by the walk or look-around: promote its folio (`folio_update_gen`);
+    /// an isolated folio gets PG_referenced for `shrink_folio_list`.
+    fn promote(&mut self, fr: &mut Frame) {
+        if gen_of(fr).is_none() {
+            fr.flags |= PG_REFERENCED;
+            return;
+        }
+        let new_gen = (self.max_seq % 4) as usize;
+        match self.era {
+            // 6.1-6.13: any young PTE promotes to max_seq; ref bits cleared.
+            Era::V6_1 => fr.flags &= !(REFS_MASK | REFS_FLAGS),
+            // 6.14+: the first sighting only sets PG_referenced; a later one promotes and
+            // marks the folio workingset (§5.2).
+            Era::V6_14 => {
+                if !fr.has(PG_REFERENCED) && !fr.has(PG_WORKINGSET) {
+                    fr.flags |= PG_REFERENCED;
+                    return;
+                }
+                fr.flags = (fr.flags & !(REFS_MASK | PG_REFERENCED)) | PG_WORKINGSET;
+            }
+        }
+        if gen_of(fr) != Some(new_gen) {
+            self.update_gen(fr, new_gen);
+            self.walk.promoted += 1;
+        }
+    }
+
+    /// `try_to_inc_max_seq`: walk the page tables (cap 0x2) and make a new generation.
+    pub(super) fn try_to_inc_max_seq(&mut self, sim: &mut Sim, sc: &mut ScanControl, seq: u64, s: u64, force_scan: bool) -> bool {
+        if seq != self.max_seq {
+            return false; // someone else aged already
+        }
+        if self.caps & CAP_MM_WALK != 0 {
+            sc.cost += self.walk_mms(sim, s, force_scan);
+        }
+        let now = self.clock(sim, sc);
+        self.inc_max_seq(&mut sim.mem.frames, s, now);
+        true
+    }
+
+    /// One iteration over the mm list: reset the filter for `max_seq + 1`, walk each mm.
+    fn walk_mms(&mut self, sim: &mut Sim, s: u64, force_scan: bool) -> u64 {
+        let next = (self.max_seq + 1) % 2;
+        self.bloom[next as usize] = Some(Bloom::new());
+        self.walk.walks += 1;
+        let mut cost = 0;
+        for t in 0..sim.tasks.len() {
+            let task = &sim.tasks[t];
+            if task.kind != TaskKind::User || matches!(task.state, TState::Done | TState::New) {
+                continue;
+            }
+            // should_skip_mm: too small to matter.
+            let rss: u64 = task.vmas.iter().map(|&v| sim.mem.vmas[v as usize].rss).sum();
+            if rss < MIN_LRU_BATCH && !force_scan {
+                continue;
+            }
+            for i in 0..sim.tasks[t].vmas.len() {
+                let v = sim.tasks[t].vmas[i];
+                cost += self.walk_vma(&mut sim.mem, &sim.costs, v, s, force_scan);
+            }
+        }
+        cost
+    }
+
+    /// `walk_pmd_range` over one VMA (skipped by `should_skip_vma`: anon and shmem when
+    /// swappiness is 0).
+    fn walk_vma(&mut self, mem: &mut Memory, costs: &Costs, v: u32, s: u64, force_scan: bool) -> u64 {
+        let kind = mem.vmas[v as usize].kind;
+        if s == 0 && matches!(kind, MappingKind::Anon | MappingKind::Shmem) {
+            return 0;
+        }
+        let seq = self.max_seq;
+        let n = mem.vmas[v as usize].ptes.len() as u64;
+        let mut cost = 0;
+        for pmd in 0..n.div_ceil(PTRS_PER_PMD) {
+            let range = (pmd * PTRS_PER_PMD) as usize..((pmd + 1) * PTRS_PER_PMD).min(n) as usize;
+            if self.caps & CAP_NONLEAF_YOUNG != 0 && !force_scan {
+                let young_pmd = mem.vmas[v as usize].ptes[range.clone()].iter().any(|&p| p & PTE_PRESENT != 0 && p & PTE_ACCESSED != 0);
+                if !young_pmd {
+                    self.walk.pmds_skipped_nonleaf += 1;
+                    continue;
+                }
+            }
+            cost += costs.bloom_test_ns;
+            if !force_scan && !self.bloom_test(seq, v, pmd) {
+                self.walk.pmds_skipped_bloom += 1;
+                continue;
+            }
+            self.walk.pmds_walked += 1;
+            let (total, young) = self.walk_pte_range(mem, v, range);
+            cost += total * costs.pt_walk_pte_ns;
+            if suitable_to_scan(total, young) {
+                // Carry over to the next generation's walk.
+                self.bloom_add(seq + 1, v, pmd);
+                cost += costs.bloom_test_ns;
+            }
+        }
+        cost
+    }
+
+    /// `walk_pte_range`: clear young PTEs and promote their folios; returns (PTEs, young).
+    fn walk_pte_range(&mut self, mem: &mut Memory, v: u32, range: std::ops::Range<usize>) -> (u64, u64) {
+        let total = range.len() as u64;
+        let mut young = 0;
+        for i in range {
+            let pte = mem.vmas[v as usize].ptes[i];
+            if pte & PTE_PRESENT == 0 || pte & PTE_ZERO != 0 || pte & PTE_ACCESSED == 0 {
+                continue;
+            }
+            mem.vmas[v as usize].ptes[i] = pte & !PTE_ACCESSED;
+            young += 1;
+            self.promote(&mut mem.frames[pte_frame(pte) as usize]);
+        }
+        self.walk.ptes_walked += total;
+        self.walk.young_found += young;
+        (total, young)
+    }
+
+    /// `inc_max_seq`: with all four generations in use, force the oldest forward first.
+    fn inc_max_seq(&mut self, frames: &mut [Frame], s: u64, now: u64) {
+        for ty in [1usize, 0] {
+            if self.nr_gens(ty) == MAX_NR_GENS as u64 {
+                self.inc_min_seq(frames, ty, s);
+            }
+        }
+        self.timestamps[((self.max_seq + 1) % 4) as usize] = now;
+        self.max_seq += 1;
+    }
+
+    /// `inc_min_seq`: move what is left in the oldest generation one up (to the tail), then
+    /// advance `min_seq[ty]` with the controller's carry-over. Anon that cannot be swapped
+    /// stays where it is (its generation becomes the youngest). The kernel moves
+    /// `MAX_LRU_BATCH` folios per lock hold; here the whole list moves at once.
+    fn inc_min_seq(&mut self, frames: &mut [Frame], ty: usize, s: u64) {
+        if !(ty == 0 && s == 0) {
+            let old_gen = (self.min_seq[ty] % 4) as usize;
+            let l = list_index(old_gen, ty);
+            loop {
+                let f = self.lists.tail(l);
+                if f == NONE {
+                    break;
+                }
+                let fr = &mut frames[f as usize];
+                // 6.14+: what is moved counts as protected in its tier, except lazily
+                // promoted workingset folios.
+                if self.era == Era::V6_14 && gen_of(fr) == Some(old_gen) {
+                    let (refs, tier) = self.refs_and_tier(fr);
+                    if !(refs == 4 && fr.has(PG_WORKINGSET)) {
+                        self.pid.protected[ty][tier] += 1;
+                    }
+                }
+                let new_gen = self.folio_inc_gen(fr, false);
+                self.lists.move_to(frames, f, list_index(new_gen, ty), true);
+            }
+        }
+        self.pid.carry_over(self.era, ty);
+        self.min_seq[ty] += 1;
+    }
+
+    /// `try_to_inc_min_seq` after eviction: step `min_seq` past empty oldest lists. Returns
+    /// whether any advanced.
+    pub(super) fn try_to_inc_min_seq(&mut self, s: u64) -> bool {
+        let mut min_seq = self.min_seq;
+        for ty in Self::evictable_types(s) {
+            while min_seq[ty] + MIN_NR_GENS <= self.max_seq && self.lists.is_empty(list_index((min_seq[ty] % 4) as usize, ty)) {
+                min_seq[ty] += 1;
+            }
+        }
+        if s > 0 {
+            match self.era {
+                // 6.1-6.13: anon never ahead of file, file never behind anon (one min_seq
+                // for eviction order between the types).
+                Era::V6_1 => {
+                    min_seq[0] = min_seq[0].min(min_seq[1]);
+                    min_seq[1] = min_seq[0].max(self.min_seq[1]);
+                }
+                // 6.14+: independent, but neither passes max_seq - 2 while the other is
+                // behind it (no hot/cold inversion between the types).
+                Era::V6_14 => {
+                    let limit = self.max_seq - MIN_NR_GENS;
+                    for ty in 0..2 {
+                        if min_seq[ty] > limit && min_seq[1 - ty] < limit {
+                            min_seq[ty] = limit.max(self.min_seq[ty]);
+                        }
+                    }
+                }
+            }
+        }
+        let mut advanced = false;
+        for ty in Self::evictable_types(s) {
+            if min_seq[ty] != self.min_seq[ty] {
+                self.pid.carry_over(self.era, ty);
+                self.min_seq[ty] = min_seq[ty];
+                advanced = true;
+            }
+        }
+        advanced
+    }
+
+    /// `lru_gen_age_node` (kswapd, each `balance_pgdat` iteration): 6.1-6.13 ages here
+    /// (`age_lruvec`); both eras invoke the OOM killer when `min_ttl_ms` is set and the oldest
+    /// generation is younger than it.
+    pub(super) fn lru_gen_age_node(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
+        let s = self.swappiness_now(sim);
+        let now = self.clock(sim, sc);
+        let (age, nr) = self.should_run_aging(s, sc.priority);
+        let oldest = match self.era {
+            Era::V6_1 => self.min_seq[1],
+            Era::V6_14 => self.evictable_min_seq(s),
+        };
+        let birth = self.timestamps[(oldest % 4) as usize];
+        let young_working_set = self.min_ttl_ns > 0 && now < birth + self.min_ttl_ns;
+        let reclaimable = match self.era {
+            Era::V6_1 => {
+                let ok = !young_working_set && !(self.min_ttl_ns > 0 && nr == 0 && sc.priority != DEF_PRIORITY);
+                if ok && age {
+                    self.try_to_inc_max_seq(sim, sc, self.max_seq, s, false);
+                }
+                ok
+            }
+            // 6.14+: no aging here; reclaimable when sizable and old enough.
+            Era::V6_14 => nr > 0 && !young_working_set,
+        };
+        if !reclaimable && self.min_ttl_ns > 0 {
+            self.walk.min_ttl_ooms += 1;
+            sim.oom_kill();
+        }
+    }
+}
+
+impl LruGenRmap for MgLru {
+    /// 6.1-6.13: "folio_update_gen() tried to promote this page?" — a mapped folio that
+    /// look-around marked referenced is kept without another rmap walk.
+    fn keep_before_rmap(&mut self, frame: &Frame, mapped: bool) -> bool {
+        self.era == Era::V6_1 && mapped && frame.has(PG_REFERENCED)
+    }
+
+    /// `lru_gen_look_around`: up to 64 PTEs around the young one (clipped to its PMD and
+    /// VMA), promoted like the walk does; a dense table goes into the Bloom filter of
+    /// `max_seq` for the next walk.
+    fn look_around(&mut self, mem: &mut Memory, costs: &Costs, v: u32, index: u32) -> u64 {
+        self.walk.look_arounds += 1;
+        let n = mem.vmas[v as usize].ptes.len() as u64;
+        let i = index as u64;
+        let pmd = i / PTRS_PER_PMD;
+        let (mut start, mut end) = (pmd * PTRS_PER_PMD, ((pmd + 1) * PTRS_PER_PMD).min(n));
+        if end - start > LOOK_AROUND_PTES {
+            let half = LOOK_AROUND_PTES / 2;
+            if i - start < half {
+                end = start + LOOK_AROUND_PTES;
+            } else if end - i < half {
+                start = end - LOOK_AROUND_PTES;
+            } else {
+                start = i - half;
+                end = i + half;
+            }
+        }
+        // The young PTE itself was cleared by the rmap walk; its folio is isolated.
+        let mut young = 1;
+        for j in start..end {
+            let pte = mem.vmas[v as usize].ptes[j as usize];
+            if j == i || pte & PTE_PRESENT == 0 || pte & PTE_ZERO != 0 || pte & PTE_ACCESSED == 0 {
+                continue;
+            }
+            mem.vmas[v as usize].ptes[j as usize] = pte & !PTE_ACCESSED;
+            young += 1;
+            self.promote(&mut mem.frames[pte_frame(pte) as usize]);
+        }
+        let total = end - start;
+        self.walk.young_found += young;
+        let mut cost = total * costs.pt_walk_pte_ns;
+        if self.caps & CAP_MM_WALK != 0 && suitable_to_scan(total, young) {
+            self.bloom_add(self.max_seq, v, pmd);
+            cost += costs.bloom_test_ns;
+        }
+        cost
+    }
+
+    /// `folio_check_references` under MGLRU: 6.1-6.13 activates a folio with a young PTE
+    /// (look-around marked it referenced); 6.14+ `lru_gen_set_refs` keeps it the first time
+    /// and activates it (workingset) the next. No young PTE: reclaim.
+    fn referenced_verdict(&mut self, frame: &mut Frame, young: u32) -> Option<bool> {
+        if young == 0 {
+            return None;
+        }
+        match self.era {
+            Era::V6_1 => {
+                frame.flags |= PG_REFERENCED;
+                Some(true)
+            }
+            Era::V6_14 => {
+                if !frame.has(PG_REFERENCED) && !frame.has(PG_WORKINGSET) {
+                    frame.flags |= PG_REFERENCED;
+                    Some(false)
+                } else {
+                    frame.flags |= PG_WORKINGSET;
+                    Some(true)
+                }
+            }
+        }
+    }
+}
