@@ -159,6 +159,15 @@ golden! {
     memcg => check_golden("memcg", BASE, &["machine.ram=\"64MiB\"", "machine.memcg_limit=\"16MiB\"", "task.0.mapping.0.size=\"24MiB\"", "task.0.phase.0.pattern=strided"]);
     file_mapping => check_golden("file-seq", BASE, &["task.0.mapping.0.kind=file", "task.0.phase.0.write_ratio=0.3"]);
     oom => check_golden("oom", BASE, &["swap.0.size=\"4MiB\""]);
+
+    mglru_6_1_seq => check_golden("mglru-6.1-seq", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.1\""]);
+    mglru_6_14_seq => check_golden("mglru-6.14-seq", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.14\""]);
+    mglru_6_1_zipf => check_golden("mglru-6.1-zipf", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.1\"", "task.0.phase.0.pattern=zipf", "task.0.phase.0.zipf_theta=0.6"]);
+    mglru_6_14_zipf => check_golden("mglru-6.14-zipf", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.14\"", "task.0.phase.0.pattern=zipf", "task.0.phase.0.zipf_theta=0.6"]);
+    mglru_6_1_file => check_golden("mglru-6.1-file", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.1\"", "task.0.mapping.0.kind=file", "task.0.phase.0.write_ratio=0.3"]);
+    mglru_6_14_file => check_golden("mglru-6.14-file", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.14\"", "task.0.mapping.0.kind=file", "task.0.phase.0.write_ratio=0.3"]);
+    mglru_6_14_memcg => check_golden("mglru-6.14-memcg", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.14\"", "machine.ram=\"64MiB\"", "machine.memcg_limit=\"16MiB\"", "task.0.mapping.0.size=\"24MiB\"", "task.0.phase.0.pattern=strided"]);
+    mglru_6_14_no_mm_walk => check_golden("mglru-6.14-no-mm-walk", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.14\"", "kernel.lru_gen_enabled=1", "task.0.phase.0.pattern=random"]);
 }
 
 /// Every file in tests/golden belongs to a case above (a renamed case leaves no stale file).

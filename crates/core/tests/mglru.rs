@@ -39,3 +39,45 @@ fn kinds_patterns_and_eras_keep_the_generations_consistent() {
         }
     }
 }
+
+#[test]
+fn min_ttl_kills_rather_than_evict_a_young_working_set() {
+    for era in ERAS {
+        let base = [era, "kernel.reclaim=\"mglru\""];
+        // 40 MiB written in 28 MiB within well under 10 s: every generation is younger.
+        let mut ov = base.to_vec();
+        ov.push("kernel.lru_gen_min_ttl_ms=10000");
+        let (sim, res) = run_sim(BASE, &ov);
+        assert!(v(&res, "oom_kill") >= 1, "{era}: min_ttl_ms 10 s must OOM-kill");
+        assert!(res.events.iter().any(|e| e.kind == "oom_kill"), "{era}: the kill is reported as an event");
+        assert!(stat(&sim, "min_ttl_ooms") >= 1, "{era}: the kill came from lru_gen_age_node");
+        // Without min_ttl the same workload swaps and finishes.
+        let (_, res) = run_sim(BASE, &base);
+        assert_eq!(v(&res, "oom_kill"), 0, "{era}");
+        assert!(v(&res, "pswpout") > 0, "{era}");
+    }
+}
+
+#[test]
+fn resident_fast_path_is_unchanged_and_vmstat_reports_the_two_youngest_as_active() {
+    let (sim, res) = run_sim(BASE, &["kernel.reclaim=\"mglru\"", "task.0.mapping.0.size=\"8MiB\"", "sim.sample_interval=\"1ms\""]);
+    // Fits: no reclaim, so no aging; everything added in a fault is in max_seq - 1 or max_seq,
+    // which vmstat shows as active.
+    assert_eq!(v(&res, "pgscan_kswapd") + v(&res, "pgscan_direct"), 0);
+    assert_eq!(stat(&sim, "max_seq"), 3, "no aging without reclaim");
+    let ts = &res.timeseries;
+    let peak = *ts.nr_active_anon.iter().max().expect("samples");
+    assert!(peak > 0 && peak <= 8 * MIB_PAGES, "active anon at its peak: {peak}");
+    assert_eq!(ts.nr_inactive_anon.iter().max(), Some(&0));
+}
+
+#[test]
+fn mglru_needs_a_6_x_profile_and_the_policy_bit() {
+    use swaplab_core::config;
+    let e = config::load(BASE, "t.toml", &["kernel.reclaim=\"mglru\"".into(), "kernel.profile=\"4.14\"".into()]).unwrap_err();
+    assert!(e.to_string().contains("MGLRU was merged in 6.1"), "{e}");
+    let e = config::load(BASE, "t.toml", &["kernel.reclaim=\"mglru\"".into(), "kernel.lru_gen_enabled=6".into()]).unwrap_err();
+    assert!(e.to_string().contains("classic"), "{e}");
+    let e = config::load(BASE, "t.toml", &["kernel.lru_gen_enabled=8".into()]).unwrap_err();
+    assert!(e.to_string().contains("0x7"), "{e}");
+}

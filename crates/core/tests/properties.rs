@@ -128,39 +128,55 @@ fn to_toml(c: &Cfg) -> String {
     s
 }
 
+/// Run a generated workload; it must keep every invariant, its counters consistent and run
+/// its whole program unless OOM-killed or stopped by the time limit.
+fn check_generated(text: &str) -> Result<(), TestCaseError> {
+    let r = config::load(text, "prop.toml", &[]).unwrap_or_else(|e| panic!("generated config does not load: {e}\n{text}"));
+    let (sim, res) = run_resolved(&r);
+    let errs = sim.check_invariants();
+    prop_assert!(errs.is_empty(), "invariants broken:\n  {}\n--- workload:\n{}", errs.join("\n  "), text);
+    check_relations(&res, &r, text);
+    // Every task that was neither OOM-killed nor stopped by the time limit ran its whole program.
+    let mut i = 0;
+    for t in &r.config.tasks {
+        let expect: u64 = t.phases.iter().map(|p| {
+            let m = t.mappings.iter().find(|m| m.name == p.mapping).unwrap();
+            PhaseGen::new(p, m.size.pages()).total_touches()
+        }).sum();
+        for _ in 0..t.instances {
+            let tr = &res.tasks[i];
+            i += 1;
+            prop_assert!(tr.touches <= expect, "task {} did more touches than its program\n{}", tr.name, text);
+            if !tr.oom_killed && tr.end_ns < TIME_LIMIT_S * 1_000_000_000 {
+                prop_assert_eq!(tr.touches, expect, "task {} touches\n{}", tr.name, text);
+            }
+        }
+    }
+    prop_assert_eq!(i, res.tasks.len());
+    // Without anything swappable there is no swap traffic.
+    let swappable = r.config.tasks.iter().any(|t| t.mappings.iter().any(|m| m.kind != MappingKind::File));
+    if !swappable {
+        prop_assert_eq!(v(&res, "pswpout"), 0);
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, max_shrink_iters: 200, failure_persistence: None, .. ProptestConfig::default() })]
 
     #[test]
     fn random_small_configurations_keep_every_invariant(c in cfg()) {
+        check_generated(&to_toml(&c))?;
+    }
+
+    /// The same under the multi-generational LRU: either era, any capability bits, sometimes
+    /// a min_ttl_ms.
+    #[test]
+    fn random_small_configurations_keep_every_invariant_under_mglru(c in cfg(), era in 0usize..2, caps in prop::sample::select(vec![1u32, 3, 5, 7]), ttl in prop::sample::select(vec![0u64, 0, 50])) {
         let text = to_toml(&c);
-        let r = config::load(&text, "prop.toml", &[]).unwrap_or_else(|e| panic!("generated config does not load: {e}\n{text}"));
-        let (sim, res) = run_resolved(&r);
-        let errs = sim.check_invariants();
-        prop_assert!(errs.is_empty(), "invariants broken:\n  {}\n--- workload:\n{}", errs.join("\n  "), text);
-        check_relations(&res, &r, &text);
-        // Every task that was neither OOM-killed nor stopped by the time limit ran its whole program.
-        let mut i = 0;
-        for t in &r.config.tasks {
-            let expect: u64 = t.phases.iter().map(|p| {
-                let m = t.mappings.iter().find(|m| m.name == p.mapping).unwrap();
-                PhaseGen::new(p, m.size.pages()).total_touches()
-            }).sum();
-            for _ in 0..t.instances {
-                let tr = &res.tasks[i];
-                i += 1;
-                prop_assert!(tr.touches <= expect, "task {} did more touches than its program\n{}", tr.name, text);
-                if !tr.oom_killed && tr.end_ns < TIME_LIMIT_S * 1_000_000_000 {
-                    prop_assert_eq!(tr.touches, expect, "task {} touches\n{}", tr.name, text);
-                }
-            }
-        }
-        prop_assert_eq!(i, res.tasks.len());
-        // Without anything swappable there is no swap traffic.
-        let swappable = r.config.tasks.iter().any(|t| t.mappings.iter().any(|m| m.kind != MappingKind::File));
-        if !swappable {
-            prop_assert_eq!(v(&res, "pswpout"), 0);
-        }
+        let profile = format!("profile = \"{}\"", PROFILES[c.profile]);
+        let mglru = format!("profile = \"{}\"\nreclaim = \"mglru\"\nlru_gen_enabled = {caps}\nlru_gen_min_ttl_ms = {ttl}", ["6.1", "6.14"][era]);
+        check_generated(&text.replacen(&profile, &mglru, 1))?;
     }
 }
 

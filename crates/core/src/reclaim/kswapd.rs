@@ -55,6 +55,12 @@ impl KernelThread for Kswapd {
         let mut sc = ScanControl::new(sim.mem.wm.high.max(SWAP_CLUSTER_MAX), true, false, cpu);
         sc.priority = sim.reclaim.kswapd.priority;
         sim.kswapd_age(&mut sc);
+        // lru_gen_age_node's out_of_memory(): a kill frees memory and the next step rechecks;
+        // with no task to kill, kswapd reclaims as usual.
+        if sc.oom && sim.oom_kill().is_some() {
+            sim.tasks[tid as usize].clock += sc.cost.max(1);
+            return KthreadStep::Continue;
+        }
         sim.shrink_node(&mut sc);
         let got = sc.nr_reclaimed;
         let ks = &mut sim.reclaim.kswapd;

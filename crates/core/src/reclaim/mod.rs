@@ -91,6 +91,9 @@ pub struct ScanControl {
     pub file_is_tiny: bool,
     /// CPU time spent so far.
     pub cost: u64,
+    /// The policy asks for the OOM killer (MGLRU's `min_ttl_ms`); the reclaim driver invokes
+    /// it once the policy's pass has returned.
+    pub oom: bool,
 }
 
 impl ScanControl {
@@ -112,6 +115,7 @@ impl ScanControl {
             cache_trim_mode: false,
             file_is_tiny: false,
             cost: 0,
+            oom: false,
         }
     }
 }

@@ -290,7 +290,7 @@ impl MgLru {
         };
         if !reclaimable && self.min_ttl_ns > 0 {
             self.walk.min_ttl_ooms += 1;
-            sim.oom_kill();
+            sc.oom = true;
         }
     }
 }
@@ -365,5 +365,77 @@ impl LruGenRmap for MgLru {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{self, MappingKind};
+    use crate::reclaim::LruPolicy;
+
+    const CFG: &str = "[machine]\nram = \"32MiB\"\nkernel_reserved = \"4MiB\"\n[kernel]\nprofile = \"6.1\"\nreclaim = \"mglru\"\nlru_gen_enabled = 3\n[[swap]]\ndevice = \"nvme\"\nsize = \"64MiB\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"4MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
+
+    /// One anonymous VMA of four PTE tables, every page resident and on the generation lists.
+    fn setup() -> (MgLru, Memory) {
+        let r = config::load(CFG, "test.toml", &[]).expect("test config loads");
+        let mut p = MgLru::new(&r);
+        let mut mem = Memory::new(&r);
+        let n = 4 * PTRS_PER_PMD as usize;
+        let mut ptes = vec![0u64; n];
+        for (i, pte) in ptes.iter_mut().enumerate() {
+            let f = i as u32;
+            let fr = &mut mem.frames[i];
+            fr.flags |= PG_INUSE | PG_SWAPBACKED;
+            fr.set_owner(Owner::Anon, 0, i as u32);
+            p.folio_add_outside_fault(&mut mem.frames, f);
+            *pte = PTE_PRESENT | f as u64;
+        }
+        mem.vmas.push(Vma { task: 0, kind: MappingKind::Anon, start_vpn: 0, ptes, object: NONE, ra_info: 0, rss: n as u64, swapents: 0 });
+        (p, mem)
+    }
+
+    fn touch(mem: &mut Memory, pages: std::ops::Range<usize>) {
+        for i in pages {
+            mem.vmas[0].ptes[i] |= PTE_ACCESSED;
+        }
+    }
+
+    #[test]
+    fn aging_skips_tables_the_bloom_filter_rejects_and_counts_them() {
+        let (mut p, mut mem) = setup();
+        let costs = Costs::default();
+        // First walk: no filter yet, every table is walked; only table 0 is dense.
+        touch(&mut mem, 0..PTRS_PER_PMD as usize);
+        touch(&mut mem, 2 * PTRS_PER_PMD as usize..2 * PTRS_PER_PMD as usize + 3);
+        p.bloom[((p.max_seq + 1) % 2) as usize] = Some(Bloom::new());
+        p.walk_vma(&mut mem, &costs, 0, 60, false);
+        assert_eq!((p.walk.pmds_walked, p.walk.pmds_skipped_bloom), (4, 0));
+        p.inc_max_seq(&mut mem.frames, 60, 1);
+        // Second walk: tables 0 and 2 have young PTEs, but only table 0 is in the filter.
+        touch(&mut mem, 0..4);
+        touch(&mut mem, 2 * PTRS_PER_PMD as usize..2 * PTRS_PER_PMD as usize + 3);
+        p.bloom[((p.max_seq + 1) % 2) as usize] = Some(Bloom::new());
+        p.walk_vma(&mut mem, &costs, 0, 60, false);
+        assert_eq!(p.walk.pmds_walked, 5, "table 0 walked again");
+        assert_eq!(p.walk.pmds_skipped_bloom, 3, "tables 1, 2, 3 skipped by the filter");
+        assert!(mem.vmas[0].ptes[2 * PTRS_PER_PMD as usize] & PTE_ACCESSED != 0, "a skipped table keeps its young bits");
+        assert_eq!(mem.vmas[0].ptes[0] & PTE_ACCESSED, 0, "a walked table's young bits are cleared");
+        // force_scan ignores the filter.
+        p.walk_vma(&mut mem, &costs, 0, 60, true);
+        assert_eq!((p.walk.pmds_walked, p.walk.pmds_skipped_bloom), (9, 3));
+        assert!(p.check(&mem.frames).is_empty(), "{:?}", p.check(&mem.frames));
+    }
+
+    #[test]
+    fn walk_promotes_young_folios_by_their_generation_only() {
+        let (mut p, mut mem) = setup();
+        let oldest = p.lists.len;
+        touch(&mut mem, 10..20);
+        p.walk_vma(&mut mem, &Costs::default(), 0, 60, true);
+        let young_gen = (p.max_seq % 4) as usize;
+        assert_eq!(p.nr_pages[young_gen][0], 10, "ten folios promoted to max_seq");
+        assert_eq!(p.lists.len, oldest, "but no folio moved between lists");
+        assert!(p.check(&mem.frames).is_empty(), "{:?}", p.check(&mem.frames));
     }
 }

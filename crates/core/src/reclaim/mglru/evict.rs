@@ -445,3 +445,55 @@ fn count_steal(sim: &mut Sim, sc: &ScanControl, anon: bool, reclaimed: u64) {
         vm.pgsteal_file += reclaimed;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config;
+    use crate::reclaim::LruPolicy;
+
+    fn policy(profile: &str) -> MgLru {
+        let text = format!("[machine]\nram = \"32MiB\"\nkernel_reserved = \"4MiB\"\n[kernel]\nprofile = \"{profile}\"\nreclaim = \"mglru\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"file\"\nsize = \"4MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n");
+        MgLru::new(&config::load(&text, "test.toml", &[]).expect("test config loads"))
+    }
+
+    /// Two page-cache folios in the oldest generation: one read once (tier 0), one read four
+    /// times (a higher tier). Returns whether sort_folio protected each, and the cut-off.
+    fn sort_pair(profile: &str, hot_refaulted: u64) -> (bool, bool, usize) {
+        let mut p = policy(profile);
+        let mut frames = vec![Frame::FREE; 2];
+        let mut vm = crate::stats::VmStat::default();
+        for f in 0..2u32 {
+            frames[f as usize].flags |= PG_INUSE;
+            p.folio_add_outside_fault(&mut frames, f);
+            p.mark_accessed(&mut frames, f, &mut vm);
+        }
+        for _ in 0..3 {
+            p.mark_accessed(&mut frames, 1, &mut vm);
+        }
+        let (_, hot_tier) = p.refs_and_tier(&frames[1]);
+        assert!(hot_tier > 0 && p.refs_and_tier(&frames[0]).1 == 0);
+        // Tier 0 refaults 1% of what it evicts; the hot tier `hot_refaulted` of 200.
+        p.pid.evicted[FILE][0] = 1000;
+        p.pid.refaulted[FILE][0] = 10;
+        p.pid.evicted[FILE][hot_tier] = 200;
+        p.pid.refaulted[FILE][hot_tier] = hot_refaulted;
+        let cut = p.get_tier_idx(FILE);
+        let cold = p.sort_folio(&mut frames, 0, cut, &mut vm) == Sorted::Yes;
+        let hot = p.sort_folio(&mut frames, 1, cut, &mut vm) == Sorted::Yes;
+        assert!(p.check(&frames).is_empty(), "{:?}", p.check(&frames));
+        (cold, hot, cut)
+    }
+
+    #[test]
+    fn the_pid_controller_protects_the_tier_that_refaults_more() {
+        for profile in ["6.1", "6.14"] {
+            // 75% refaults in the hot tier against 1% in tier 0: protected, tier 0 is not.
+            let (cold, hot, cut) = sort_pair(profile, 150);
+            assert_eq!((cold, hot), (false, true), "{profile}: cut-off {cut}");
+            // The same rate as tier 0: nothing is protected.
+            let (cold, hot, cut) = sort_pair(profile, 2);
+            assert_eq!((cold, hot, cut), (false, false, 3), "{profile}");
+        }
+    }
+}

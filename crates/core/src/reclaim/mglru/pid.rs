@@ -88,8 +88,8 @@ mod tests {
         assert!(positive_ctrl_err(sp, CtrlPos { refaulted: 63, total: 64, gain: 1 }));
         // pv refaults 50% against sp's 1%: worse.
         assert!(!positive_ctrl_err(sp, CtrlPos { refaulted: 500, total: 1000, gain: 1 }));
-        // The same rates: not worse.
-        assert!(positive_ctrl_err(CtrlPos { refaulted: 100, total: 1000, gain: 1 }, CtrlPos { refaulted: 100, total: 1000, gain: 1 }));
+        // A lower rate is not worse; the same rate is, by the margin on sp.total.
+        assert!(positive_ctrl_err(CtrlPos { refaulted: 100, total: 1000, gain: 1 }, CtrlPos { refaulted: 90, total: 1000, gain: 1 }));
     }
 
     #[test]
