@@ -6,7 +6,8 @@
 //!   process, the yardstick a trace-driven cache simulator sets.
 //! * `major_faults_per_s`: the sequential swap workload of seed 003 (1000 MiB mapping, 900 MiB
 //!   RAM, SATA SSD) with page-cluster 0, so that every swap-in is a major fault; reclaim,
-//!   swap-out and swap-in are all included. `swapins_per_s` is the same with page-cluster 3.
+//!   swap-out and swap-in are all included. `swapins_per_s` is the same with page-cluster 3;
+//!   `mglru_major_faults_per_s` the page-cluster 0 run under `kernel.reclaim = "mglru"`.
 //! * `bytes_per_frame` / `bytes_per_mapped_page` / `bytes_per_swap_slot`: the model's memory.
 
 use crate::config;
@@ -118,6 +119,9 @@ fn run_bench(quick: bool) -> Value {
     o0.push("kernel.page_cluster=0".into());
     let (sim0, wall0) = run_workload(&seq, &o0);
     let (sim3, wall3) = run_workload(&seq, &cycles_override);
+    let mut og = o0.clone();
+    og.push("kernel.reclaim=\"mglru\"".into());
+    let (simg, wallg) = run_workload(&seq, &og);
 
     let frame = std::mem::size_of::<Frame>() + std::mem::size_of::<u32>();
     json!({
@@ -132,6 +136,9 @@ fn run_bench(quick: bool) -> Value {
         "major_faults_wall_s": round3(wall0),
         "major_faults_per_s": (sim0.stats.vm.pgmajfault as f64 / wall0).round(),
         "major_faults_virtual_s": round3(sim0.now as f64 / 1e9),
+        "mglru_major_faults": simg.stats.vm.pgmajfault,
+        "mglru_major_faults_wall_s": round3(wallg),
+        "mglru_major_faults_per_s": (simg.stats.vm.pgmajfault as f64 / wallg).round(),
         "swapins_per_s": (sim3.stats.vm.pswpin as f64 / wall3).round(),
         "swapins_page_cluster_3": sim3.stats.vm.pswpin,
         "bytes_per_frame": frame,

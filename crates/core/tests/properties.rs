@@ -226,6 +226,7 @@ const KEYS: &[&str] = &[
     "ram", "cpus", "size", "kind", "pattern", "cycles", "touches", "write_ratio", "stride", "block_pages", "zipf_theta", "device",
     "priority", "profile", "readahead", "bailout", "page_cluster", "swappiness", "memcg_limit", "time_limit", "instances", "name",
     "mapping", "kernel_reserved", "sample_interval", "sync_quantum", "hz", "min_free_kbytes", "watermark_scale_factor", "bogus",
+    "reclaim", "lru_gen_enabled", "lru_gen_min_ttl_ms",
 ];
 
 #[derive(Clone, Debug)]

@@ -79,15 +79,27 @@ def _say(opts: HostOptions, msg: str) -> None:
 # --------------------------------------------------------------------------- preconditions
 
 
+def _check_reclaim_policy(policy: str, have_lru_gen: bool) -> None:
+    """Only the classic LRU runs here: MGLRU needs a kernel with CONFIG_LRU_GEN (which shows
+    /sys/kernel/mm/lru_gen/enabled), and even then the runner switches it off."""
+    if policy == "mglru":
+        if not have_lru_gen:
+            raise PreconditionError("kernel.reclaim = 'mglru' cannot run on this host: its kernel is built without "
+                                    f"CONFIG_LRU_GEN (no {MGLRU}); only the simulator has MGLRU here")
+        raise PreconditionError("kernel.reclaim = 'mglru' is not supported by the host runner yet: it runs the classic LRU "
+                                f"and switches {MGLRU} off")
+    if policy != "classic":
+        raise PreconditionError(f"kernel.reclaim = {policy!r} is unavailable on this host (only the classic LRU can be run here)")
+
+
 def preflight(resolved: Dict[str, Any], opts: HostOptions) -> List[str]:
     """Refuse (PreconditionError) before changing anything; return notes for the report."""
     notes: List[str] = []
+    k = resolved["kernel"]
+    _check_reclaim_policy(k["reclaim"], os.path.exists(MGLRU))
     euid = os.geteuid() if opts.euid is None else opts.euid
     if euid != 0:
         raise PreconditionError("the host runner must run as root: it creates a memory cgroup, swap devices and sets kernel knobs")
-    k = resolved["kernel"]
-    if k["reclaim"] != "classic":
-        raise PreconditionError(f"kernel.reclaim = {k['reclaim']!r} is unavailable on this host (only the classic LRU can be run here)")
     if k["readahead"] not in HOST_READAHEAD:
         raise PreconditionError(
             f"kernel.readahead = {k['readahead']!r} is unavailable on this host: the running kernel only has "

@@ -213,14 +213,18 @@ impl Sim {
             return (Verdict::Keep, 0);
         }
         let fr = self.mem.frames[f as usize];
-        let mappings: Vec<(u32, u32)> = match fr.owner_kind() {
-            Owner::None => Vec::new(),
-            Owner::Anon => vec![(fr.owner, fr.index)],
-            Owner::Shmem | Owner::File => self.mem.objects[fr.owner as usize].vmas.iter().map(|&v| (v, fr.index)).collect(),
+        let nr_mappings = match fr.owner_kind() {
+            Owner::None => 0,
+            Owner::Anon => 1,
+            Owner::Shmem | Owner::File => self.mem.objects[fr.owner as usize].vmas.len(),
         };
-        let mut cpu = mappings.len() as u64 * self.costs.rmap_walk_ns;
+        let mut cpu = nr_mappings as u64 * self.costs.rmap_walk_ns;
         let mut young = 0;
-        for (v, i) in mappings {
+        for k in 0..nr_mappings {
+            let (v, i) = match fr.owner_kind() {
+                Owner::Anon => (fr.owner, fr.index),
+                _ => (self.mem.objects[fr.owner as usize].vmas[k], fr.index),
+            };
             let pte = &mut self.mem.vmas[v as usize].ptes[i as usize];
             if *pte & PTE_PRESENT != 0 && *pte & PTE_ZERO == 0 && pte_frame(*pte) == f && *pte & PTE_ACCESSED != 0 {
                 *pte &= !PTE_ACCESSED;

@@ -270,7 +270,6 @@ impl MgLru {
     pub(super) fn lru_gen_age_node(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
         let s = self.swappiness_now(sim);
         let now = self.clock(sim, sc);
-        let (age, nr) = self.should_run_aging(s, sc.priority);
         let oldest = match self.era {
             Era::V6_1 => self.min_seq[1],
             Era::V6_14 => self.evictable_min_seq(s),
@@ -278,15 +277,21 @@ impl MgLru {
         let birth = self.timestamps[(oldest % 4) as usize];
         let young_working_set = self.min_ttl_ns > 0 && now < birth + self.min_ttl_ns;
         let reclaimable = match self.era {
+            // 6.1-6.13 `age_lruvec`: too young, or (with min_ttl) too small to help, is not
+            // reclaimable; otherwise age if `should_run_aging` says so.
             Era::V6_1 => {
+                let (age, nr) = self.should_run_aging(s, sc.priority);
                 let ok = !young_working_set && !(self.min_ttl_ns > 0 && nr == 0 && sc.priority != DEF_PRIORITY);
                 if ok && age {
                     self.try_to_inc_max_seq(sim, sc, self.max_seq, s, false);
                 }
                 ok
             }
-            // 6.14+: no aging here; reclaimable when sizable and old enough.
-            Era::V6_14 => nr > 0 && !young_working_set,
+            // 6.14+: no aging here; reclaimable when sizable (`lruvec_is_sizable`) and old enough.
+            Era::V6_14 => {
+                let evictable: u64 = Self::evictable_types(s).map(|ty| (0..MAX_NR_GENS).map(|g| self.nr_pages[g][ty]).sum::<u64>()).sum();
+                (evictable >> sc.priority) > 0 && !young_working_set
+            }
         };
         if !reclaimable && self.min_ttl_ns > 0 {
             self.walk.min_ttl_ooms += 1;

@@ -158,7 +158,13 @@ impl MgLru {
         let mut reclaimed = res.reclaimed;
         sim.stats.vm.pgactivate += res.activate.len() as u64;
         let retry = self.put_back(sim, &res.keep, &res.activate, true);
-        if !retry.is_empty() {
+        if sc.writeback_stall {
+            // The model's stall ended the batch before these were looked at: back to the
+            // oldest generation's tail, not activated by a retry that would not run either.
+            for f in retry {
+                self.add_folio(&mut sim.mem.frames, f, true, false);
+            }
+        } else if !retry.is_empty() {
             // Folios that may have missed folio_rotate_reclaimable: one more try.
             let again = sim.shrink_folio_list(self, retry, sc);
             reclaimed += again.reclaimed;
