@@ -4,6 +4,7 @@ pub mod config;
 pub mod device;
 pub mod engine;
 pub mod mm;
+pub mod pagecache;
 pub mod reclaim;
 pub mod rng;
 pub mod stats;

@@ -168,6 +168,13 @@ golden! {
     mglru_6_14_file => check_golden("mglru-6.14-file", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.14\"", "task.0.mapping.0.kind=file", "task.0.phase.0.write_ratio=0.3"]);
     mglru_6_14_memcg => check_golden("mglru-6.14-memcg", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.14\"", "machine.ram=\"64MiB\"", "machine.memcg_limit=\"16MiB\"", "task.0.mapping.0.size=\"24MiB\"", "task.0.phase.0.pattern=strided"]);
     mglru_6_14_no_mm_walk => check_golden("mglru-6.14-no-mm-walk", BASE, &["kernel.reclaim=\"mglru\"", "kernel.profile=\"6.14\"", "kernel.lru_gen_enabled=1", "task.0.phase.0.pattern=random"]);
+
+    // The page cache (pagecache/): read() of a 40 MiB file in 28 MiB with readahead,
+    // sequential and random; random page faults with read-around; and MADV_RANDOM.
+    pagecache_read_seq => check_golden("pagecache-read-seq", BASE, &["task.0.mapping.0.kind=file", "task.0.phase.0.access=syscall", "task.0.phase.0.write_ratio=0.0"]);
+    pagecache_read_rand => check_golden("pagecache-read-rand", BASE, &["task.0.mapping.0.kind=file", "task.0.phase.0.access=syscall", "task.0.phase.0.write_ratio=0.0", "task.0.phase.0.pattern=random"]);
+    pagecache_mmap_rand => check_golden("pagecache-mmap-rand", BASE, &["task.0.mapping.0.kind=file", "task.0.phase.0.write_ratio=0.0", "task.0.phase.0.pattern=random"]);
+    pagecache_mmap_madv_random => check_golden("pagecache-mmap-madv-random", BASE, &["task.0.mapping.0.kind=file", "task.0.phase.0.write_ratio=0.0", "task.0.phase.0.pattern=random", "task.0.mapping.0.advice=random"]);
 }
 
 /// Every file in tests/golden belongs to a case above (a renamed case leaves no stale file).

@@ -8,6 +8,7 @@
 
 pub mod calibrated;
 pub mod footprint;
+pub mod pagecache;
 pub mod trace;
 pub mod units;
 
@@ -70,6 +71,9 @@ pub struct Config {
     pub costs: Costs,
     #[serde(default)]
     pub sim: SimSettings,
+    /// Page-cache knobs (config/pagecache.rs).
+    #[serde(default)]
+    pub pagecache: pagecache::PageCacheSpec,
     #[serde(rename = "task", default)]
     pub tasks: Vec<TaskSpec>,
     /// Message channels between tasks (pipes / sockets), see [`ChannelSpec`].
@@ -258,6 +262,10 @@ pub struct Costs {
     pub minor_fault_ns: u64,
     /// Fault that finds its page in the swap cache or page cache (lookup + map).
     pub cache_hit_fault_ns: u64,
+    /// Each further page a fault maps by fault-around (filemap_map_pages: xarray step, folio
+    /// reference, rmap and set_pte; no I/O, no fault entry). Estimate: a few cache-missing
+    /// atomics, ~10% of a cache-hit fault.
+    pub fault_around_page_ns: u64,
     /// CPU of a major fault besides the I/O: swap-cache insert, charge, PTE update.
     pub major_fault_cpu_ns: u64,
     /// Reclaim: isolating and checking one LRU page.
@@ -298,6 +306,7 @@ impl Default for Costs {
             resident_touch_ns: 10,
             minor_fault_ns: 800,
             cache_hit_fault_ns: 600,
+            fault_around_page_ns: 60,
             major_fault_cpu_ns: 2_000,
             scan_page_ns: 100,
             rmap_walk_ns: 150,
@@ -412,6 +421,9 @@ pub struct MappingSpec {
     /// virtual page at which this mapping starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace_page: Option<u64>,
+    /// File mappings: madvise/fadvise advice for readahead (config/pagecache.rs).
+    #[serde(default, skip_serializing_if = "pagecache::Advice::is_normal")]
+    pub advice: pagecache::Advice,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -935,6 +947,7 @@ fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Reso
     if !(100..=1000).contains(&cfg.kernel.hz) {
         return Err(at("kernel.hz", "expected 100..=1000".into()));
     }
+    cfg.pagecache.validate().map_err(|(key, msg)| at(key, msg))?;
     let file_device_params = device_with_overrides(&m.file_device, &toml::Table::new()).map_err(|e| match e {
         DeviceError::Preset(m) | DeviceError::Param(_, m) => at("machine.file_device", m),
     })?;

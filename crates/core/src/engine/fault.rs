@@ -1,10 +1,10 @@
 //! Page faults: first touch, write-protect reuse, swap-in through the swap cache with
-//! readahead, the synchronous-device bypass, shmem and file faults (kernel-algorithms.md §1).
+//! readahead, the synchronous-device bypass and shmem faults (kernel-algorithms.md §1); file
+//! faults are the page cache's (pagecache/mod.rs).
 
 use super::memory::Alloc;
-use super::{DevRef, Sim};
+use super::Sim;
 use crate::config::MappingKind;
-use crate::device::Plug;
 use crate::swap::io::SwapPlugs;
 use crate::mm::*;
 use crate::swap::readahead::{FaultCtx, Window};
@@ -41,6 +41,13 @@ impl Sim {
             MappingKind::Anon => self.fault_anon(tid, cpu, v, touch),
             MappingKind::Shmem | MappingKind::File => self.fault_shared(tid, cpu, v, touch),
         }
+    }
+
+    /// Count a completed file fault: major when this task's fault missed the page cache
+    /// (filemap_fault's PGMAJFAULT; pgfault is counted once, when the fault completes).
+    pub(crate) fn count_file_fault(&mut self, tid: u32) {
+        let major = std::mem::take(&mut self.tasks[tid as usize].fault_was_major);
+        self.count_fault(tid, major);
     }
 
     fn count_fault(&mut self, tid: u32, major: bool) {
@@ -108,9 +115,12 @@ impl Sim {
             self.count_fault(tid, false);
             return Outcome::Done;
         }
+        if kind == MappingKind::File {
+            return self.file_fault(tid, cpu, v as usize, page as u64, touch.write);
+        }
         let ent = self.mem.objects[obj].entries[page];
         if ent & PTE_PRESENT != 0 {
-            // In the page cache / shmem inode: map it (minor fault).
+            // In the shmem inode: map it (minor fault).
             let f = pte_frame(ent);
             if self.mem.frames[f as usize].has(PG_LOCKED) {
                 self.wait_on_frame(tid, f);
@@ -125,36 +135,17 @@ impl Sim {
         if kind == MappingKind::Shmem && ent & PTE_SWAP != 0 {
             return self.swapin(tid, cpu, v, touch, ent, true);
         }
+        // A new shmem page (shmem_alloc_and_add_folio): swap-backed, on the inactive list.
         let f = alloc_or_return!(self, tid, cpu);
-        if kind == MappingKind::Shmem {
-            // A new shmem page (shmem_alloc_and_add_folio): swap-backed, on the inactive list.
-            let fr = &mut self.mem.frames[f as usize];
-            fr.flags |= PG_SWAPBACKED | PG_DIRTY;
-            fr.set_owner(Owner::Shmem, obj as u32, touch.page);
-            self.mem.objects[obj].entries[page] = PTE_PRESENT | f as u64;
-            self.lru_add(f);
-            self.map_shared(tid, v, page, f, touch.write);
-            self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
-            self.count_fault(tid, false);
-            return Outcome::Done;
-        }
-        // File page not cached: read it from the file's device (filemap_fault, no readahead).
         let fr = &mut self.mem.frames[f as usize];
-        fr.flags |= PG_LOCKED;
-        fr.set_owner(Owner::File, obj as u32, touch.page);
-        if ent & ENT_SHADOW != 0 {
-            self.refault(f, ent as u32, false);
-        }
+        fr.flags |= PG_SWAPBACKED | PG_DIRTY;
+        fr.set_owner(Owner::Shmem, obj as u32, touch.page);
         self.mem.objects[obj].entries[page] = PTE_PRESENT | f as u64;
         self.lru_add(f);
-        let mut plug = Plug::default();
-        plug.add(self.mem.objects[obj].file_base + page as u64, false, f, u32::MAX);
-        let at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns;
-        let cpu_ns = self.submit_plug(DevRef::File, plug, at);
-        self.tasks[tid as usize].clock = at + cpu_ns;
-        self.tasks[tid as usize].fault_was_major = true;
-        self.wait_on_frame(tid, f);
-        Outcome::Blocked
+        self.map_shared(tid, v, page, f, touch.write);
+        self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
+        self.count_fault(tid, false);
+        Outcome::Done
     }
 
     fn map_shared(&mut self, _tid: u32, v: u32, page: usize, f: u32, write: bool) {

@@ -20,19 +20,18 @@
 //!
 //! **Buffered file I/O** (`access = "syscall"`): read()/write() of one page of a file through
 //! the page cache. A cached page is marked accessed in software (`folio_mark_accessed`,
-//! kernel-algorithms.md §3.10: PG_referenced, then activation on the second access); a missing
-//! page is allocated, and for a read, read from the file's device while the task sleeps; a
-//! full-page write needs no read. No page-table entry is made, so reclaim sees these pages only
-//! through their flags.
+//! kernel-algorithms.md §3.10: PG_referenced, then activation on the second access). A read
+//! is the page cache's (`Sim::filemap_read` in pagecache/: readahead, sleeping on the page);
+//! a full-page write of a missing page allocates it and needs no read. No page-table entry is
+//! made, so reclaim sees these pages only through their flags.
 //!
 //! **Deadlock.** When every unfinished user task waits on a channel, nothing can wake them:
 //! they are finished at their clocks and an `ipc_deadlock` event is recorded per task.
 
 use super::fault::Outcome;
 use super::memory::Alloc;
-use super::{DevRef, Sim, TState, TaskKind};
+use super::{Sim, TState, TaskKind};
 use crate::config::Config;
-use crate::device::Plug;
 use crate::mm::*;
 use crate::workload::{Op, Touch};
 use std::collections::VecDeque;
@@ -188,27 +187,32 @@ impl Sim {
         let v = self.tasks[tid as usize].vmas[mi] as usize;
         let obj = self.mem.vmas[v].object as usize;
         let page = touch.page as usize;
-        let ent = self.mem.objects[obj].entries[page];
         let cost = self.costs.syscall_page_ns;
+        if !touch.write {
+            // generic_file_read_iter through the page cache, with readahead (pagecache/).
+            let out = self.filemap_read(tid, cpu, obj, page as u64);
+            if let Outcome::Done = out {
+                let t = &mut self.tasks[tid as usize];
+                t.clock += cost;
+                t.touches += 1;
+                t.file_reads += 1;
+            }
+            return out;
+        }
+        let ent = self.mem.objects[obj].entries[page];
         if ent & PTE_PRESENT != 0 {
             let f = pte_frame(ent);
             if self.mem.frames[f as usize].has(PG_LOCKED) {
-                // Read in flight (ours or another reader's): sleep on the folio lock.
+                // Read in flight (a reader's readahead): sleep on the folio lock.
                 self.wait_on_frame(tid, f);
                 return Outcome::Blocked;
             }
             self.mark_page_accessed(f);
-            if touch.write {
-                self.mem.frames[f as usize].flags |= PG_DIRTY;
-            }
+            self.mem.frames[f as usize].flags |= PG_DIRTY;
             let t = &mut self.tasks[tid as usize];
             t.clock += cost;
             t.touches += 1;
-            if touch.write {
-                t.file_writes += 1;
-            } else {
-                t.file_reads += 1;
-            }
+            t.file_writes += 1;
             return Outcome::Done;
         }
         let f = match self.alloc_page(tid, cpu) {
@@ -224,26 +228,14 @@ impl Sim {
         self.mem.objects[obj].entries[page] = PTE_PRESENT | f as u64;
         self.lru_add_outside_fault(f);
         self.tasks[tid as usize].clock += self.costs.alloc_page_ns;
-        if touch.write {
-            // A whole-page write needs no read: the new page is dirty and accessed.
-            self.mem.frames[f as usize].flags |= PG_DIRTY;
-            self.mark_page_accessed(f);
-            let t = &mut self.tasks[tid as usize];
-            t.clock += cost;
-            t.touches += 1;
-            t.file_writes += 1;
-            return Outcome::Done;
-        }
-        // Read miss: read the page from the file's device and sleep on it; the retry finds it
-        // cached and marks it accessed.
-        self.mem.frames[f as usize].flags |= PG_LOCKED;
-        let mut plug = Plug::default();
-        plug.add(self.mem.objects[obj].file_base + page as u64, false, f, u32::MAX);
-        let at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns;
-        let cpu_ns = self.submit_plug(DevRef::File, plug, at);
-        self.tasks[tid as usize].clock = at + cpu_ns;
-        self.wait_on_frame(tid, f);
-        Outcome::Blocked
+        // A whole-page write needs no read: the new page is dirty and accessed.
+        self.mem.frames[f as usize].flags |= PG_DIRTY;
+        self.mark_page_accessed(f);
+        let t = &mut self.tasks[tid as usize];
+        t.clock += cost;
+        t.touches += 1;
+        t.file_writes += 1;
+        Outcome::Done
     }
 
     /// Finish the tasks that wait on channels when no unfinished user task can wake them.

@@ -22,12 +22,12 @@
 //! `report.rs` samples and the result, `invariants.rs` consistency checks.
 
 mod events;
-mod fault;
+pub(crate) mod fault;
 pub mod invariants;
 mod io;
 pub mod ipc;
 pub mod kthread;
-mod memory;
+pub(crate) mod memory;
 mod report;
 mod sched;
 mod task;
@@ -151,6 +151,9 @@ impl Sim {
     /// Lay a process's mappings out from 4 GiB upwards, 2 MiB aligned with a 2 MiB gap; shared
     /// and file mappings get an inode each. Returns the VMA ids.
     fn map_task(&mut self, tid: u32, mappings: &[crate::config::MappingSpec]) -> Vec<u32> {
+        use crate::config::pagecache::Advice;
+        // bdi->ra_pages; POSIX_FADV_SEQUENTIAL doubles the file's.
+        let ra_pages = self.cfg.config.pagecache.ra_pages();
         let mem = &mut self.mem;
         let mut vmas = Vec::new();
         let mut vpn = 1u64 << (32 - PAGE_SHIFT);
@@ -160,7 +163,8 @@ impl Sim {
                 MappingKind::Anon => NONE,
                 MappingKind::Shmem | MappingKind::File => {
                     let base = mem.objects.iter().filter(|o| o.kind == MappingKind::File).map(|o| o.entries.len() as u64).sum();
-                    mem.objects.push(Object { kind: m.kind, entries: vec![0; pages as usize], vmas: vec![mem.vmas.len() as u32], file_base: base });
+                    let ra = crate::pagecache::readahead::RaState::new(ra_pages * if m.advice == Advice::Sequential { 2 } else { 1 });
+                    mem.objects.push(Object { kind: m.kind, entries: vec![0; pages as usize], vmas: vec![mem.vmas.len() as u32], file_base: base, ra, advice: m.advice });
                     (mem.objects.len() - 1) as u32
                 }
             };

@@ -203,4 +203,8 @@ pub struct Object {
     pub vmas: Vec<u32>,
     /// File: first page of its extent on the file device.
     pub file_base: u64,
+    /// File: the readahead state of the open file (pagecache/readahead.rs) and the mapping's
+    /// madvise/fadvise advice.
+    pub ra: crate::pagecache::readahead::RaState,
+    pub advice: crate::config::pagecache::Advice,
 }
