@@ -121,6 +121,24 @@ fn create_file(path: &Path, pages: u64) -> io::Result<std::fs::File> {
     Ok(f)
 }
 
+/// The mapping's `advice` as a program gives it: madvise on the mapping (VM_RAND_READ /
+/// VM_SEQ_READ for its faults) and posix_fadvise on the file (FMODE_RANDOM / doubled
+/// ra_pages for read()); the mapping holds the same open file, so the fadvise outlives `f`.
+fn apply_advice(region: &crate::sys::Region, f: &std::fs::File, advice: swaplab_core::config::pagecache::Advice) {
+    use swaplab_core::config::pagecache::Advice;
+    let (madv, fadv) = match advice {
+        Advice::Normal => return,
+        Advice::Random => (libc::MADV_RANDOM, libc::POSIX_FADV_RANDOM),
+        Advice::Sequential => (libc::MADV_SEQUENTIAL, libc::POSIX_FADV_SEQUENTIAL),
+    };
+    // SAFETY: the region is a live mapping of `len` bytes and the fd is open; both calls only
+    // set hints and cannot fail on valid arguments.
+    unsafe {
+        libc::madvise(region.ptr as *mut libc::c_void, region.len, madv);
+        libc::posix_fadvise(std::os::unix::io::AsRawFd::as_raw_fd(f), 0, 0, fadv);
+    }
+}
+
 impl Worker {
     /// Parse `text` (with `overrides`), build task `task_idx` instance `instance`'s program and
     /// create its mappings. Nothing is touched yet, so nothing is charged to any memory
@@ -173,6 +191,7 @@ impl Worker {
                             return Err(e.to_string());
                         }
                     };
+                    apply_advice(&region, &f, m.advice);
                     Mapping { region, pages, file: Some(path) }
                 }
             };

@@ -19,7 +19,8 @@ from .errors import HostError, PreconditionError
 from .runner import HostOptions, run_host
 
 COUNTERS = ("pswpin", "pswpout", "swap_ra", "swap_ra_hit", "pgmajfault", "pgfault", "pgscan_anon", "pgsteal_anon",
-            "workingset_refault_anon", "workingset_activate_anon", "allocstall", "oom_kill")
+            "workingset_refault_anon", "workingset_activate_anon", "pgscan_file", "pgsteal_file",
+            "workingset_refault_file", "workingset_activate_file", "pgpgin", "allocstall", "oom_kill")
 TASK_METRICS = ("elapsed_ns", "touches", "minor_faults", "major_faults", "touch_latency_ns.p50",
                 "touch_latency_ns.p99", "fault_latency_ns.p50", "fault_latency_ns.p99", "throughput_bytes_per_s")
 

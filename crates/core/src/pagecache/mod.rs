@@ -76,7 +76,7 @@ impl Sim {
         read
     }
 
-    /// The file's `ra_pages`, and whether read() on it is FMODE_RANDOM.
+    /// The madvise/fadvise advice of the file's mapping.
     fn advice_of(&self, obj: usize) -> Advice {
         self.mem.objects[obj].advice
     }
@@ -108,9 +108,8 @@ impl Sim {
             self.page_cache_ra(tid, cpu, obj, req, self.costs.major_fault_cpu_ns);
             if self.mem.objects[obj].entries[index as usize] & PTE_PRESENT == 0 {
                 // Readahead could not allocate it: filemap_create_folio, which may reclaim.
-                match self.read_one_page(tid, cpu, obj, index) {
-                    Some(out) => return out,
-                    None => {}
+                if let Some(out) = self.read_one_page(tid, cpu, obj, index) {
+                    return out;
                 }
             }
         }
