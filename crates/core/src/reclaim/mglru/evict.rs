@@ -178,7 +178,7 @@ impl MgLru {
 
     /// The survivors of `shrink_folio_list` back on the lists: activated ones with PG_active;
     /// rejected ones never into the oldest generation; clean unmapped idle ones returned for
-    /// one retry (when `first`).
+    /// one retry (when `first`). The two eras differ in what they retry and activate.
     fn put_back(&mut self, sim: &mut Sim, keep: &[u32], activate: &[u32], first: bool) -> Vec<u32> {
         let mut retry = Vec::new();
         for &f in activate {
@@ -190,6 +190,22 @@ impl MgLru {
             let mapped = fr.owner_kind() != Owner::None && self.folio_mapped_frames(&sim.mem, f);
             let reclaim_io = fr.has(PG_RECLAIM) && (fr.has(PG_DIRTY) || fr.has(PG_WRITEBACK));
             let busy = fr.has(PG_ACTIVE) || fr.has(PG_REFERENCED) || mapped || fr.has(PG_LOCKED) || fr.has(PG_DIRTY) || fr.has(PG_WRITEBACK);
+            if self.era == Era::V6_14 {
+                // 6.14+: retry what may have missed the rotation; activate only what would
+                // otherwise land in the oldest generation.
+                if first && !fr.has(PG_ACTIVE) && !mapped && !fr.has(PG_DIRTY) && !fr.has(PG_WRITEBACK) {
+                    retry.push(f);
+                    continue;
+                }
+                let ty = type_of(&fr);
+                let fr = &mut sim.mem.frames[f as usize];
+                if self.entry_seq(fr, false) == self.min_seq[ty] {
+                    fr.flags = (fr.flags & !(REFS_MASK | PG_REFERENCED)) | PG_ACTIVE;
+                }
+                self.add_folio(&mut sim.mem.frames, f, false, false);
+                continue;
+            }
+            // 6.1-6.13:
             let fr = &mut sim.mem.frames[f as usize];
             if reclaim_io {
                 // Waiting for its writeback to rotate it: min_seq + 1 (6.1) / max_seq - 1.
