@@ -14,6 +14,9 @@ or None when the run has nothing to measure (no task matched, no readahead happe
 ``ra_hit_pct``              100 * swap_ra_hit / swap_ra (whole machine, as /proc/vmstat)
 ``major_faults``            major faults of the matching tasks
 ``vmstat.NAME``             any /proc/vmstat counter of the run
+``kswapd_cpu_ms.CAT``       kswapd's reclaim/aging CPU in category CAT (or ``total``), ms
+``kswapd_cpu_pct.CAT``      the category's share of kswapd's reclaim CPU, percent
+``direct_reclaim_cpu_*``    the same for all direct reclaimers together
 ==========================  =========================================================
 
 Percentiles over several tasks are the touch-weighted mean of the per-task percentiles (the
@@ -100,8 +103,27 @@ UNITS = {"elapsed_s": "s", "elapsed_cs": "cs", "throughput_kbps": "KB/s", "ra_hi
          "major_faults": "", "touches": ""}
 
 
+# The categories of `kswapd_cpu_by_category` (crates/core/src/stats/cpu.rs, same order).
+CPU_CATEGORIES = ("rmap_walk", "page_table_walk", "bloom_filter", "lru_ops", "unmap_tlb_flush",
+                  "swap_alloc", "free_page", "compression", "block_layer")
+# kswapd_cpu_ms.CAT / kswapd_cpu_pct.CAT, and the same for direct_reclaim_cpu_*.
+_CPU = re.compile(r"^(kswapd|direct_reclaim)_cpu_(ms|pct)\.(" + "|".join(CPU_CATEGORIES) + r"|total)$")
+
+
+def _reclaim_cpu(raw: Dict[str, Any], who: str, unit: str, cat: str) -> Optional[float]:
+    by = raw.get(f"{who}_cpu_by_category")
+    if by is None:
+        return None  # a host run: not measured
+    total = sum(by.values())
+    v = total if cat == "total" else by.get(cat, 0)
+    if unit == "ms":
+        return v / 1e6
+    return 100.0 * v / total if total else None
+
+
 def known(name: str) -> bool:
-    return name in _SIMPLE or bool(_PCT.match(name)) or (name.startswith("vmstat.") and len(name) > 7)
+    return (name in _SIMPLE or bool(_PCT.match(name)) or bool(_CPU.match(name))
+            or (name.startswith("vmstat.") and len(name) > 7))
 
 
 def unit_of(name: str) -> str:
@@ -109,6 +131,9 @@ def unit_of(name: str) -> str:
         return UNITS[name]
     if _PCT.match(name):
         return "us"
+    m = _CPU.match(name)
+    if m:
+        return "ms" if m.group(2) == "ms" else "%"
     return ""
 
 
@@ -116,7 +141,9 @@ def check(name: str) -> None:
     if not known(name):
         raise MetricError(
             f"unknown metric {name!r} (expected one of {', '.join(sorted(_SIMPLE))}, "
-            "latency_{mean,p50,p90,p99,p99.9,max}_us, fault_latency_..._us or vmstat.COUNTER)")
+            "latency_{mean,p50,p90,p99,p99.9,max}_us, fault_latency_..._us, vmstat.COUNTER or "
+            "{kswapd,direct_reclaim}_cpu_{ms,pct}.CATEGORY with CATEGORY one of "
+            f"{', '.join(CPU_CATEGORIES)}, total)")
 
 
 def extract(raw: Dict[str, Any], name: str, tasks: TaskFilter = None) -> Optional[float]:
@@ -125,6 +152,9 @@ def extract(raw: Dict[str, Any], name: str, tasks: TaskFilter = None) -> Optiona
     if name.startswith("vmstat."):
         v = (raw.get("vmstat") or {}).get(name[7:])
         return None if v is None else float(v)
+    c = _CPU.match(name)
+    if c:
+        return _reclaim_cpu(raw, c.group(1), c.group(2), c.group(3))
     ts = select_tasks(raw, tasks)
     if name in _SIMPLE:
         return _SIMPLE[name](raw, ts)

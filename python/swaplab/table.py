@@ -134,6 +134,26 @@ def task_lines(tasks: List[Dict[str, Any]]) -> List[str]:
     return out + [""] + render(lat, align="llrrrrrr")
 
 
+def reclaim_cpu_lines(raw: Dict[str, Any]) -> List[str]:
+    """kswapd's and the direct reclaimers' CPU per category with its share; nothing when
+    neither spent any (or the result has no profile: host runs)."""
+    k = raw.get("kswapd_cpu_by_category") or {}
+    d = raw.get("direct_reclaim_cpu_by_category") or {}
+    tk, td = sum(k.values()), sum(d.values())
+    if not tk and not td:
+        return []
+
+    def share(v: int, total: int) -> str:
+        return f"{100.0 * v / total:.1f}%" if total else "-"
+
+    rows: List[List[str]] = [["category", "kswapd", "", "direct", ""]]
+    for cat in list(k) + [c for c in d if c not in k]:
+        kv, dv = k.get(cat, 0), d.get(cat, 0)
+        rows.append([cat, fmt_ns(kv), share(kv, tk), fmt_ns(dv), share(dv, td)])
+    rows.append(["total", fmt_ns(tk), "", fmt_ns(td), ""])
+    return render(rows, align="lrrrr")
+
+
 def run_report(raw: Dict[str, Any]) -> str:
     """The table ``swaplab run`` prints."""
     name = raw.get("name") or "(unnamed)"
@@ -147,6 +167,9 @@ def run_report(raw: Dict[str, Any]) -> str:
     status = "  (INTERRUPTED: partial result)" if raw.get("interrupted") else ""
     lines.append(f"{'wall-clock time' if host else 'virtual time'} {el:.3f} s{status}")
     lines += ["", "vmstat"] + vmstat_lines(raw.get("vmstat") or {})
+    cpu = reclaim_cpu_lines(raw)
+    if cpu:
+        lines += ["", "reclaim CPU by category (kswapd; direct reclaimers)"] + cpu
     tasks = raw.get("tasks") or []
     lines += [""] + (task_lines(tasks) if tasks else ["  (no task results)"])
     ooms = [e for e in raw.get("events") or [] if e.get("kind") == "oom_kill"]

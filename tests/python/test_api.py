@@ -135,3 +135,25 @@ def test_quick_example_runs_under_a_second_of_virtual_time_and_finishes():
     assert all(not math.isnan(x) for x in r.tasks["elapsed_s"])
     writer = r.tasks[r.tasks["name"] == "writer"].iloc[0]
     assert writer["touches"] == 2 * 128 * 256
+
+
+def test_reclaim_cpu_profile_is_in_the_json_the_metrics_and_the_table(small_result):
+    from swaplab import metrics
+    from swaplab.table import run_report
+
+    raw = small_result.raw
+    by = raw["kswapd_cpu_by_category"]
+    assert tuple(by) == metrics.CPU_CATEGORIES, "the Python list follows the core's categories"
+    assert tuple(raw["direct_reclaim_cpu_by_category"]) == metrics.CPU_CATEGORIES
+    total = sum(by.values())
+    assert total > 0 and by["rmap_walk"] > 0 and by["block_layer"] > 0  # SSD swap-out under pressure
+    assert metrics.extract(raw, "kswapd_cpu_ms.total") == total / 1e6
+    shares = [metrics.extract(raw, f"kswapd_cpu_pct.{c}") for c in metrics.CPU_CATEGORIES]
+    assert abs(sum(shares) - 100.0) < 1e-9
+    assert metrics.unit_of("kswapd_cpu_pct.rmap_walk") == "%"
+    with pytest.raises(metrics.MetricError):
+        metrics.check("kswapd_cpu_pct.rmap")
+    text = run_report(raw)
+    assert "reclaim CPU by category" in text
+    row = next(line for line in text.splitlines() if line.split()[:1] == ["rmap_walk"])
+    assert f"{100.0 * by['rmap_walk'] / total:.1f}%" in row

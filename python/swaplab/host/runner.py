@@ -491,6 +491,8 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
             "counters_missing_on_host": missing,
             "task_details": extra,
             "unmeasured": ["tasks[].direct_reclaim (the kernel has no per-task direct-reclaim statistics; see vmstat allocstall)",
+                           "kswapd_cpu_by_category and direct_reclaim_cpu_by_category (a profile of reclaim needs perf, "
+                           "which the host runner does not run)",
                            "tasks[].fault_latency_ns counts touches slower than fault_threshold_ns as faults"],
             "notes": notes + (["cgroup v1 memory.stat has no pswpin/pswpout: swap-out inside the cgroup shows as "
                                "cgroup.swap_peak_pages (and /proc/vmstat's pswpout, as no other swap is on)"]
@@ -502,6 +504,8 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
         "interrupted": False,
         "elapsed_ns": elapsed,
         "vmstat": vm,
+        "kswapd_cpu_by_category": None,
+        "direct_reclaim_cpu_by_category": None,
         "tasks": tasks,
         "timeseries": ts.d,
         "events": events,

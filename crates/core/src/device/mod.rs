@@ -18,6 +18,7 @@
 pub mod params;
 
 pub use params::DeviceParams;
+use crate::stats::CpuCategory;
 use std::collections::VecDeque;
 
 const PAGE_BYTES: u64 = crate::mm::PAGE_SIZE;
@@ -204,6 +205,16 @@ impl Device {
     pub fn sync_cpu_ns(&self, pages: u64, write: bool) -> u64 {
         let per = if write { self.params.sync_write_cpu_ns } else { self.params.sync_read_cpu_ns };
         per * pages
+    }
+
+    /// What a synchronous transfer's CPU is: a RAM device that bypasses the block layer (zram)
+    /// compresses in the caller; one behind it (brd, pmem) copies inside `submit_bio`.
+    pub fn sync_cpu_category(&self) -> CpuCategory {
+        if self.params.block_layer {
+            CpuCategory::BlockLayer
+        } else {
+            CpuCategory::Compression
+        }
     }
 }
 

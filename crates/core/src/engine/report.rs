@@ -112,6 +112,8 @@ impl Sim {
             interrupted: self.interrupted,
             elapsed_ns: elapsed,
             vmstat: self.stats.vm.to_map(),
+            kswapd_cpu_by_category: self.stats.kswapd_cpu,
+            direct_reclaim_cpu_by_category: self.stats.direct_cpu,
             tasks,
             timeseries: self.stats.ts.clone(),
             events: self.stats.events_out.clone(),

@@ -21,7 +21,7 @@ impl Sim {
             sc.nr_taken = 0;
             sc.nr_writeback = 0;
             // Writes that completed while we scanned have rotated their pages to the tail.
-            self.complete_io_until(start + sc.cost);
+            self.complete_io_until(start + sc.elapsed());
             self.shrink_node(&mut sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
@@ -50,7 +50,7 @@ impl Sim {
             // DEF_PRIORITY - 2 that scanned anything; it sleeps the whole timeout unless a
             // congested queue drains. No writeback-aware early exit existed yet.
             if sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2 {
-                sc.cost += self.hz_div_10_ns();
+                sc.slept_ns += self.hz_div_10_ns();
             }
             return false;
         }
@@ -63,9 +63,10 @@ impl Sim {
     /// Charge a direct-reclaim call to its task: CPU time, the stall (including a writeback
     /// throttle that preceded it) and the pages it got.
     fn account_direct_reclaim(&mut self, tid: u32, sc: &ScanControl) {
+        self.stats.direct_cpu.add(&sc.cost);
         let t = &mut self.tasks[tid as usize];
-        t.clock += sc.cost;
-        let mut stall = sc.cost;
+        t.clock += sc.elapsed();
+        let mut stall = sc.elapsed();
         if let Some(since) = t.dr_throttle_since.take() {
             stall = t.clock.saturating_sub(since);
         }

@@ -58,7 +58,8 @@ impl KernelThread for Kswapd {
         // lru_gen_age_node's out_of_memory(): a kill frees memory and the next step rechecks;
         // with no task to kill, kswapd reclaims as usual.
         if sc.oom && sim.oom_kill().is_some() {
-            sim.tasks[tid as usize].clock += sc.cost.max(1);
+            sim.stats.kswapd_cpu.add(&sc.cost);
+            sim.tasks[tid as usize].clock += sc.cost.total().max(1);
             return KthreadStep::Continue;
         }
         sim.shrink_node(&mut sc);
@@ -70,7 +71,8 @@ impl KernelThread for Kswapd {
             ks.priority -= 1;
         }
         // A step always takes some time, so that kswapd cannot loop at one instant.
-        sim.tasks[tid as usize].clock += sc.cost.max(1);
+        sim.stats.kswapd_cpu.add(&sc.cost);
+        sim.tasks[tid as usize].clock += sc.cost.total().max(1);
         if ks.priority < 1 {
             // End of one balance_pgdat run.
             if ks.reclaimed == 0 {

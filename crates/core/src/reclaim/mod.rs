@@ -5,8 +5,9 @@
 //! active/inactive lists with refault distance) and `mglru/` (the multi-generational LRU).
 //!
 //! Reclaim runs atomically at the reclaiming task's clock; its CPU cost (pages scanned, rmap
-//! walks, unmaps, frees, block-layer submissions) is accumulated in `ScanControl::cost` and
-//! charged to that task. kswapd reclaims one `shrink_node` pass per step of its kernel thread.
+//! walks, unmaps, frees, block-layer submissions) is accumulated by category in
+//! `ScanControl::cost` (`stats::cpu`) and charged to that task; the reclaim drivers add each
+//! pass's ledger to kswapd's or the direct reclaimers' profile. kswapd reclaims one `shrink_node` pass per step of its kernel thread.
 
 pub mod bailout;
 pub mod classic;
@@ -21,6 +22,7 @@ pub use policy::{LruGenRmap, LruPolicy, RefaultCtx};
 
 use crate::config::Resolved;
 use crate::engine::Sim;
+use crate::stats::CpuCost;
 
 /// `SWAP_CLUSTER_MAX`: reclaim's batch, and direct reclaim's goal (§3.5).
 pub const SWAP_CLUSTER_MAX: u64 = 32;
@@ -89,8 +91,10 @@ pub struct ScanControl {
     pub may_deactivate: [bool; 2],
     pub cache_trim_mode: bool,
     pub file_is_tiny: bool,
-    /// CPU time spent so far.
-    pub cost: u64,
+    /// CPU time spent so far, by category.
+    pub cost: CpuCost,
+    /// Time slept inside the pass (2.6.28's congestion_wait), not CPU.
+    pub slept_ns: u64,
     /// The policy asks for the OOM killer (MGLRU's `min_ttl_ms`); the reclaim driver invokes
     /// it once the policy's pass has returned.
     pub oom: bool,
@@ -114,9 +118,15 @@ impl ScanControl {
             may_deactivate: [true; 2],
             cache_trim_mode: false,
             file_is_tiny: false,
-            cost: 0,
+            cost: CpuCost::default(),
+            slept_ns: 0,
             oom: false,
         }
+    }
+
+    /// Time since the reclaim call began: its CPU and its sleeps.
+    pub fn elapsed(&self) -> u64 {
+        self.cost.total() + self.slept_ns
     }
 }
 

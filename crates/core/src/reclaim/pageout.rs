@@ -10,6 +10,7 @@ use crate::config::Profile;
 use crate::device::Plug;
 use crate::engine::{DevRef, Sim};
 use crate::mm::*;
+use crate::stats::{CpuCategory as Cat, CpuCost};
 use crate::swap::io::{SwapPlugs, WriteOutcome};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -32,11 +33,11 @@ pub struct FolioListResult {
 }
 
 /// One batch in progress: its write plugs (swap devices through the swap I/O layer, and the
-/// file device), the CPU time spent on it, and the folios sent to writeback.
+/// file device), the CPU time spent on it by category, and the folios sent to writeback.
 struct Batch {
     swap: SwapPlugs,
     file: Plug,
-    cost: u64,
+    cost: CpuCost,
     pageout: u64,
 }
 
@@ -46,7 +47,8 @@ impl Sim {
     /// time goes to `sc.cost`.
     pub(crate) fn shrink_folio_list(&mut self, policy: &mut dyn LruPolicy, folios: Vec<u32>, sc: &mut ScanControl) -> FolioListResult {
         let mut out = FolioListResult::default();
-        let mut batch = Batch { swap: SwapPlugs::new(self.swap.areas.len()), file: Plug::default(), cost: folios.len() as u64 * self.costs.scan_page_ns, pageout: 0 };
+        let cost = CpuCost::of(Cat::LruOps, folios.len() as u64 * self.costs.scan_page_ns);
+        let mut batch = Batch { swap: SwapPlugs::new(self.swap.areas.len()), file: Plug::default(), cost, pageout: 0 };
         for f in folios {
             match self.shrink_one_folio(policy, f, sc, &mut batch) {
                 Verdict::Activate => out.activate.push(f),
@@ -85,13 +87,11 @@ impl Sim {
         }
         let verdict = match policy.lru_gen_rmap() {
             Some(gen) => {
-                let (v, cpu) = self.check_references_lru_gen(gen, f);
-                batch.cost += cpu;
-                v
+                self.check_references_lru_gen(gen, f, &mut batch.cost)
             }
             None => {
                 let (v, walks) = self.check_references(f);
-                batch.cost += walks as u64 * self.costs.rmap_walk_ns;
+                batch.cost.charge(Cat::RmapWalk, walks as u64 * self.costs.rmap_walk_ns);
                 v
             }
         };
@@ -103,11 +103,11 @@ impl Sim {
             if !self.add_to_swap(f, sc.cpu) {
                 return Verdict::Activate;
             }
-            batch.cost += self.costs.swap_alloc_ns;
+            batch.cost.charge(Cat::SwapAlloc, self.costs.swap_alloc_ns);
         }
         if self.folio_mapped(f) {
             self.try_to_unmap(f);
-            batch.cost += self.costs.unmap_ns;
+            batch.cost.charge(Cat::Unmap, self.costs.unmap_ns);
         }
         if self.mem.frames[f as usize].owner_kind() == Owner::Shmem {
             self.shmem_writeout(f);
@@ -123,7 +123,7 @@ impl Sim {
         }
         // __remove_mapping: leave a shadow, free the page.
         self.remove_mapping(policy, f);
-        batch.cost += self.costs.free_page_ns;
+        batch.cost.charge(Cat::FreePage, self.costs.free_page_ns);
         Verdict::Reclaim
     }
 
@@ -150,9 +150,9 @@ impl Sim {
             self.stats.vm.nr_vmscan_write += 1;
             let out = self.swap_writepage(f, &mut batch.swap);
             match out {
-                WriteOutcome::Done { cpu_ns } => batch.cost += cpu_ns,
-                WriteOutcome::Queued { cpu_ns } => {
-                    batch.cost += cpu_ns;
+                WriteOutcome::Done { cpu } => batch.cost.add(&cpu),
+                WriteOutcome::Queued { cpu } => {
+                    batch.cost.add(&cpu);
                     sc.nr_writeback += 1;
                 }
             }
@@ -167,19 +167,21 @@ impl Sim {
         let fr = self.mem.frames[f as usize];
         let base = self.mem.objects[fr.owner as usize].file_base;
         batch.file.add(base + fr.index as u64, true, f, self.io.file_dev.params.max_request_pages);
-        Some(WriteOutcome::Queued { cpu_ns: 0 })
+        Some(WriteOutcome::Queued { cpu: CpuCost::default() })
     }
 
     /// Submit a batch's writes after its CPU time (`blk_finish_plug`), at the reclaimer's
-    /// clock plus what the reclaim call has spent; all of it goes to `sc.cost`.
+    /// clock plus what the reclaim call has spent; all of it goes to `sc.cost`, the
+    /// submission as block-layer time.
     fn submit_batch(&mut self, batch: Batch, sc: &mut ScanControl) {
         let reclaimer_clock = if sc.kswapd { self.tasks[self.kswapd as usize].clock } else { self.now };
-        let at = reclaimer_clock + sc.cost + batch.cost;
+        let at = reclaimer_clock + sc.elapsed() + batch.cost.total();
         let mut cpu = batch.swap.submit(self, at);
         if !batch.file.is_empty() {
             cpu += self.submit_plug(DevRef::File, batch.file, at + cpu);
         }
-        sc.cost += batch.cost + cpu;
+        sc.cost.add(&batch.cost);
+        sc.cost.charge(Cat::BlockLayer, cpu);
     }
 
     /// `folio_check_references` (§3.10), per era: activate, keep, or reclaim (clean only).
@@ -206,11 +208,11 @@ impl Sim {
 
     /// `folio_check_references` under MGLRU (§5.6): the rmap walk clears each young PTE and
     /// looks around it (`lru_gen_look_around`); the policy turns what it found into a verdict
-    /// (no "look twice": a folio without young PTEs is reclaimed). Returns the CPU time.
-    fn check_references_lru_gen(&mut self, gen: &mut dyn LruGenRmap, f: u32) -> (Verdict, u64) {
+    /// (no "look twice": a folio without young PTEs is reclaimed). Charges its CPU to `cost`.
+    fn check_references_lru_gen(&mut self, gen: &mut dyn LruGenRmap, f: u32, cost: &mut CpuCost) -> Verdict {
         let mapped = self.folio_mapped(f);
         if gen.keep_before_rmap(&self.mem.frames[f as usize], mapped) {
-            return (Verdict::Keep, 0);
+            return Verdict::Keep;
         }
         let fr = self.mem.frames[f as usize];
         let nr_mappings = match fr.owner_kind() {
@@ -218,7 +220,7 @@ impl Sim {
             Owner::Anon => 1,
             Owner::Shmem | Owner::File => self.mem.objects[fr.owner as usize].vmas.len(),
         };
-        let mut cpu = nr_mappings as u64 * self.costs.rmap_walk_ns;
+        cost.charge(Cat::RmapWalk, nr_mappings as u64 * self.costs.rmap_walk_ns);
         let mut young = 0;
         for k in 0..nr_mappings {
             let (v, i) = match fr.owner_kind() {
@@ -229,15 +231,14 @@ impl Sim {
             if *pte & PTE_PRESENT != 0 && *pte & PTE_ZERO == 0 && pte_frame(*pte) == f && *pte & PTE_ACCESSED != 0 {
                 *pte &= !PTE_ACCESSED;
                 young += 1;
-                cpu += gen.look_around(&mut self.mem, &self.costs, v, i);
+                gen.look_around(&mut self.mem, &self.costs, v, i, cost);
             }
         }
-        let verdict = match gen.referenced_verdict(&mut self.mem.frames[f as usize], young) {
+        match gen.referenced_verdict(&mut self.mem.frames[f as usize], young) {
             Some(true) => Verdict::Activate,
             Some(false) => Verdict::Keep,
             None => Verdict::Reclaim,
-        };
-        (verdict, cpu)
+        }
     }
 
     /// `folio_referenced`: test-and-clear the accessed bit of every PTE mapping the folio;

@@ -24,7 +24,7 @@
 //! - list membership is reflected in `PG_LRU`: a folio it isolates has `PG_LRU` clear until it
 //!   is put back or freed; `lru_sizes` counts exactly the folios with `PG_LRU` set, by type.
 //! - `shrink_node` frees pages only through the shared page-out path, adds the pages it
-//!   scanned and reclaimed to `sc`, and charges its CPU time to `sc.cost`.
+//!   scanned and reclaimed to `sc`, and charges its CPU time to `sc.cost` by category (`stats::cpu`).
 //! - `check` returns every inconsistency of its own state (empty when consistent).
 
 use super::ScanControl;
@@ -50,8 +50,8 @@ pub trait LruGenRmap {
     /// (6.1-6.13 `folio_update_gen() tried to promote this page?`).
     fn keep_before_rmap(&mut self, frame: &Frame, mapped: bool) -> bool;
     /// `lru_gen_look_around` for the young PTE `index` of VMA `vma` met by the rmap walk
-    /// (already cleared); returns its CPU time.
-    fn look_around(&mut self, mem: &mut crate::mm::Memory, costs: &crate::config::Costs, vma: u32, index: u32) -> u64;
+    /// (already cleared); charges its CPU to `cost`.
+    fn look_around(&mut self, mem: &mut crate::mm::Memory, costs: &crate::config::Costs, vma: u32, index: u32, cost: &mut crate::stats::CpuCost);
     /// `folio_check_references` under MGLRU after the walk found `young` PTEs: true to
     /// activate, false to keep; `None` to reclaim.
     fn referenced_verdict(&mut self, frame: &mut Frame, young: u32) -> Option<bool>;

@@ -3,9 +3,11 @@
 //! Counters are named as in `/proc/vmstat` and incremented at the sites kernel-algorithms.md
 //! §7 gives, so a simulated run and a host run print the same table.
 
+pub mod cpu;
 pub mod hist;
 pub mod result;
 
+pub use cpu::{CpuCategory, CpuCost};
 pub use hist::{Histogram, Percentiles};
 
 /// The run's statistics: counters, the time series, recorded events.
@@ -16,6 +18,9 @@ pub struct Stats {
     pub events_out: Vec<result::Event>,
     /// `swap_ra` and `swap_ra_hit` at the last sample (for the per-interval hit rate).
     pub last_ra: (u64, u64),
+    /// CPU time of reclaim and aging by category: kswapd's, and all direct reclaimers'.
+    pub kswapd_cpu: CpuCost,
+    pub direct_cpu: CpuCost,
 }
 
 macro_rules! vmstat {

@@ -1,6 +1,6 @@
 //! The result of one run, in the schema of docs/result-schema.md.
 
-use super::{Percentiles, VmStat};
+use super::{CpuCost, Percentiles, VmStat};
 use crate::config::Resolved;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -122,6 +122,10 @@ pub struct SimResult {
     pub interrupted: bool,
     pub elapsed_ns: u64,
     pub vmstat: BTreeMap<&'static str, u64>,
+    /// CPU nanoseconds kswapd spent in reclaim and aging, by category (`stats::cpu`).
+    pub kswapd_cpu_by_category: CpuCost,
+    /// The same for all direct reclaimers together.
+    pub direct_reclaim_cpu_by_category: CpuCost,
     pub tasks: Vec<TaskResult>,
     pub timeseries: TimeSeries,
     pub events: Vec<Event>,

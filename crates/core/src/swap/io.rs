@@ -10,16 +10,19 @@ use super::store::{LoadOutcome, StoreOutcome};
 use crate::device::{Plug, Request};
 use crate::engine::{DevRef, Sim};
 use crate::mm::*;
+use crate::stats::{CpuCategory, CpuCost};
 
-/// How a swap write went.
+/// How a swap write went; `cpu` is the caller's CPU time by category (a fronting store's
+/// work is compression; a synchronous device's is compression or block layer,
+/// `Device::sync_cpu_category`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WriteOutcome {
     /// Done before returning (a fronting store kept it, or a synchronous device wrote it): the
-    /// folio is clean and can be freed; `cpu_ns` is the caller's.
-    Done { cpu_ns: u64 },
+    /// folio is clean and can be freed.
+    Done { cpu: CpuCost },
     /// Under writeback: the request is in the plug; the folio is kept until it completes.
-    /// `cpu_ns` is what a store that refused the page cost.
-    Queued { cpu_ns: u64 },
+    /// `cpu` is what a store that refused the page cost.
+    Queued { cpu: CpuCost },
 }
 
 /// One batch's plugs, one per swap area (`blk_start_plug` .. `blk_finish_plug`).
@@ -63,25 +66,26 @@ impl Sim {
         let fr = self.mem.frames[f as usize];
         let (dev, slot) = (fr.swap_dev(), fr.slot);
         let now = self.now;
-        let store_cpu = match self.swap.store.store(dev, slot, now) {
-            StoreOutcome::Stored { cpu_ns } => return WriteOutcome::Done { cpu_ns },
-            StoreOutcome::Refused { cpu_ns } => cpu_ns,
+        let mut cpu = match self.swap.store.store(dev, slot, now) {
+            StoreOutcome::Stored { cpu_ns } => return WriteOutcome::Done { cpu: CpuCost::of(CpuCategory::Compression, cpu_ns) },
+            StoreOutcome::Refused { cpu_ns } => CpuCost::of(CpuCategory::Compression, cpu_ns),
         };
         self.stats.vm.pswpout += 1;
         let d = &mut self.swap.areas[dev].device;
         if d.params.synchronous {
             // SWP_SYNCHRONOUS_IO write: done in this context (§1.7).
-            let cpu_ns = store_cpu + d.sync_cpu_ns(1, true) + d.block_layer_cpu_ns();
+            cpu.charge(d.sync_cpu_category(), d.sync_cpu_ns(1, true));
+            cpu.charge(CpuCategory::BlockLayer, d.block_layer_cpu_ns());
             d.sync_io(Request { start: slot as u64, pages: 1, write: true });
             self.stats.vm.pgpgout += PAGE_KB;
-            return WriteOutcome::Done { cpu_ns };
+            return WriteOutcome::Done { cpu };
         }
         let m = d.params.max_request_pages;
         let fr = &mut self.mem.frames[f as usize];
         fr.flags |= PG_WRITEBACK | PG_RECLAIM;
         self.io.nr_writeback += 1;
         plugs.plugs[dev].add(slot as u64, true, f, m);
-        WriteOutcome::Queued { cpu_ns: store_cpu }
+        WriteOutcome::Queued { cpu }
     }
 
     /// `swap_read_folio` for a locked swap-cache folio `f` of (`dev`, `slot`) in a batch

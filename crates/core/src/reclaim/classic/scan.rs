@@ -7,6 +7,7 @@ use super::ClassicLru;
 use crate::config::Profile;
 use crate::engine::Sim;
 use crate::mm::*;
+use crate::stats::CpuCategory;
 use crate::reclaim::{Bailout, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
 /// The model's stand-in for the kernel sleeping inside `shrink_lruvec` when what it isolated is
@@ -238,7 +239,8 @@ impl ClassicLru {
         if self.profile < Profile::V6 {
             self.recent_rotated[!anon as usize] += rotated;
         }
-        sc.cost += taken * sim.costs.scan_page_ns + walks * sim.costs.rmap_walk_ns;
+        sc.cost.charge(CpuCategory::LruOps, taken * sim.costs.scan_page_ns);
+        sc.cost.charge(CpuCategory::RmapWalk, walks * sim.costs.rmap_walk_ns);
     }
 
     /// `shrink_inactive_list` (§3.10): isolate up to `n` folios from the tail of `l`, let the

@@ -11,6 +11,7 @@ use crate::config::{Costs, MappingKind};
 use crate::engine::{Sim, TState, TaskKind};
 use crate::mm::*;
 use crate::reclaim::{LruGenRmap, ScanControl, DEF_PRIORITY};
+use crate::stats::{CpuCategory, CpuCost};
 
 /// Bloom filter size: `BLOOM_FILTER_SHIFT` 15, m = 2^15 bits, k = 2.
 const BLOOM_FILTER_SHIFT: u32 = 15;
@@ -98,7 +99,7 @@ impl MgLru {
             return false; // someone else aged already
         }
         if self.caps & CAP_MM_WALK != 0 {
-            sc.cost += self.walk_mms(sim, s, force_scan);
+            self.walk_mms(sim, s, force_scan, &mut sc.cost);
         }
         let now = self.clock(sim, sc);
         self.inc_max_seq(&mut sim.mem.frames, s, now);
@@ -106,11 +107,10 @@ impl MgLru {
     }
 
     /// One iteration over the mm list: reset the filter for `max_seq + 1`, walk each mm.
-    fn walk_mms(&mut self, sim: &mut Sim, s: u64, force_scan: bool) -> u64 {
+    fn walk_mms(&mut self, sim: &mut Sim, s: u64, force_scan: bool, cost: &mut CpuCost) {
         let next = (self.max_seq + 1) % 2;
         self.bloom[next as usize] = Some(Bloom::new());
         self.walk.walks += 1;
-        let mut cost = 0;
         for t in 0..sim.tasks.len() {
             let task = &sim.tasks[t];
             if task.kind != TaskKind::User || matches!(task.state, TState::Done | TState::New) {
@@ -123,22 +123,20 @@ impl MgLru {
             }
             for i in 0..sim.tasks[t].vmas.len() {
                 let v = sim.tasks[t].vmas[i];
-                cost += self.walk_vma(&mut sim.mem, &sim.costs, v, s, force_scan);
+                self.walk_vma(&mut sim.mem, &sim.costs, v, s, force_scan, cost);
             }
         }
-        cost
     }
 
     /// `walk_pmd_range` over one VMA (skipped by `should_skip_vma`: anon and shmem when
     /// swappiness is 0).
-    fn walk_vma(&mut self, mem: &mut Memory, costs: &Costs, v: u32, s: u64, force_scan: bool) -> u64 {
+    fn walk_vma(&mut self, mem: &mut Memory, costs: &Costs, v: u32, s: u64, force_scan: bool, cost: &mut CpuCost) {
         let kind = mem.vmas[v as usize].kind;
         if s == 0 && matches!(kind, MappingKind::Anon | MappingKind::Shmem) {
-            return 0;
+            return;
         }
         let seq = self.max_seq;
         let n = mem.vmas[v as usize].ptes.len() as u64;
-        let mut cost = 0;
         for pmd in 0..n.div_ceil(PTRS_PER_PMD) {
             let range = (pmd * PTRS_PER_PMD) as usize..((pmd + 1) * PTRS_PER_PMD).min(n) as usize;
             if self.caps & CAP_NONLEAF_YOUNG != 0 && !force_scan {
@@ -148,21 +146,20 @@ impl MgLru {
                     continue;
                 }
             }
-            cost += costs.bloom_test_ns;
+            cost.charge(CpuCategory::BloomFilter, costs.bloom_test_ns);
             if !force_scan && !self.bloom_test(seq, v, pmd) {
                 self.walk.pmds_skipped_bloom += 1;
                 continue;
             }
             self.walk.pmds_walked += 1;
             let (total, young) = self.walk_pte_range(mem, v, range);
-            cost += total * costs.pt_walk_pte_ns;
+            cost.charge(CpuCategory::PageTableWalk, total * costs.pt_walk_pte_ns);
             if suitable_to_scan(total, young) {
                 // Carry over to the next generation's walk.
                 self.bloom_add(seq + 1, v, pmd);
-                cost += costs.bloom_test_ns;
+                cost.charge(CpuCategory::BloomFilter, costs.bloom_test_ns);
             }
         }
-        cost
     }
 
     /// `walk_pte_range`: clear young PTEs and promote their folios; returns (PTEs, young).
@@ -310,7 +307,7 @@ impl LruGenRmap for MgLru {
     /// `lru_gen_look_around`: up to 64 PTEs around the young one (clipped to its PMD and
     /// VMA), promoted like the walk does; a dense table goes into the Bloom filter of
     /// `max_seq` for the next walk.
-    fn look_around(&mut self, mem: &mut Memory, costs: &Costs, v: u32, index: u32) -> u64 {
+    fn look_around(&mut self, mem: &mut Memory, costs: &Costs, v: u32, index: u32, cost: &mut CpuCost) {
         self.walk.look_arounds += 1;
         let n = mem.vmas[v as usize].ptes.len() as u64;
         let i = index as u64;
@@ -340,12 +337,11 @@ impl LruGenRmap for MgLru {
         }
         let total = end - start;
         self.walk.young_found += young;
-        let mut cost = total * costs.pt_walk_pte_ns;
+        cost.charge(CpuCategory::PageTableWalk, total * costs.pt_walk_pte_ns);
         if self.caps & CAP_MM_WALK != 0 && suitable_to_scan(total, young) {
             self.bloom_add(self.max_seq, v, pmd);
-            cost += costs.bloom_test_ns;
+            cost.charge(CpuCategory::BloomFilter, costs.bloom_test_ns);
         }
-        cost
     }
 
     /// `folio_check_references` under MGLRU: 6.1-6.13 activates a folio with a young PTE
@@ -414,20 +410,25 @@ mod tests {
         touch(&mut mem, 0..PTRS_PER_PMD as usize);
         touch(&mut mem, 2 * PTRS_PER_PMD as usize..2 * PTRS_PER_PMD as usize + 3);
         p.bloom[((p.max_seq + 1) % 2) as usize] = Some(Bloom::new());
-        p.walk_vma(&mut mem, &costs, 0, 60, false);
+        let mut cost = CpuCost::default();
+        p.walk_vma(&mut mem, &costs, 0, 60, false, &mut cost);
         assert_eq!((p.walk.pmds_walked, p.walk.pmds_skipped_bloom), (4, 0));
+        // Four tests, one carry-over update (table 0); every PTE walked is page-table time.
+        assert_eq!(cost.get(CpuCategory::BloomFilter), 5 * costs.bloom_test_ns);
+        assert_eq!(cost.get(CpuCategory::PageTableWalk), p.walk.ptes_walked * costs.pt_walk_pte_ns);
+        assert_eq!(cost.total(), cost.get(CpuCategory::BloomFilter) + cost.get(CpuCategory::PageTableWalk));
         p.inc_max_seq(&mut mem.frames, 60, 1);
         // Second walk: tables 0 and 2 have young PTEs, but only table 0 is in the filter.
         touch(&mut mem, 0..4);
         touch(&mut mem, 2 * PTRS_PER_PMD as usize..2 * PTRS_PER_PMD as usize + 3);
         p.bloom[((p.max_seq + 1) % 2) as usize] = Some(Bloom::new());
-        p.walk_vma(&mut mem, &costs, 0, 60, false);
+        p.walk_vma(&mut mem, &costs, 0, 60, false, &mut CpuCost::default());
         assert_eq!(p.walk.pmds_walked, 5, "table 0 walked again");
         assert_eq!(p.walk.pmds_skipped_bloom, 3, "tables 1, 2, 3 skipped by the filter");
         assert!(mem.vmas[0].ptes[2 * PTRS_PER_PMD as usize] & PTE_ACCESSED != 0, "a skipped table keeps its young bits");
         assert_eq!(mem.vmas[0].ptes[0] & PTE_ACCESSED, 0, "a walked table's young bits are cleared");
         // force_scan ignores the filter.
-        p.walk_vma(&mut mem, &costs, 0, 60, true);
+        p.walk_vma(&mut mem, &costs, 0, 60, true, &mut CpuCost::default());
         assert_eq!((p.walk.pmds_walked, p.walk.pmds_skipped_bloom), (9, 3));
         assert!(p.check(&mem.frames).is_empty(), "{:?}", p.check(&mem.frames));
     }
@@ -437,7 +438,7 @@ mod tests {
         let (mut p, mut mem) = setup();
         let oldest = p.lists.len;
         touch(&mut mem, 10..20);
-        p.walk_vma(&mut mem, &Costs::default(), 0, 60, true);
+        p.walk_vma(&mut mem, &Costs::default(), 0, 60, true, &mut CpuCost::default());
         let young_gen = (p.max_seq % 4) as usize;
         assert_eq!(p.nr_pages[young_gen][0], 10, "ten folios promoted to max_seq");
         assert_eq!(p.lists.len, oldest, "but no folio moved between lists");

@@ -8,6 +8,7 @@ use super::pid::{positive_ctrl_err, MAX_NR_TIERS, MIN_LRU_BATCH};
 use super::{Era, MgLru, MAX_LRU_BATCH, MIN_NR_GENS};
 use crate::engine::Sim;
 use crate::mm::*;
+use crate::stats::CpuCategory;
 use crate::reclaim::{ScanControl, DEF_PRIORITY};
 
 const ANON: usize = 0;
@@ -348,7 +349,7 @@ impl MgLru {
                 break;
             }
         }
-        sc.cost += (scanned - isolated) * sim.costs.scan_page_ns;
+        sc.cost.charge(CpuCategory::LruOps, (scanned - isolated) * sim.costs.scan_page_ns);
         sim.stats.vm.pgrefill += sorted;
         count_scan(sim, sc, ty == ANON, isolated);
         if isolated > 0 || remaining == 0 {
