@@ -28,14 +28,18 @@ fn snapshot(name: &str, toml: &str, overrides: &[&str]) -> Value {
         .iter()
         .map(|t| json!({"name": t.name, "instance": t.instance, "touches": t.touches, "major_faults": t.major_faults, "minor_faults": t.minor_faults, "oom_killed": t.oom_killed}))
         .collect();
-    json!({
+    let mut snap = json!({
         "case": name,
         "overrides": overrides,
         "readahead": res.summary.readahead,
         "ra_hit_pct": res.summary.ra_hit_pct,
         "vmstat": res.vmstat,
         "tasks": tasks,
-    })
+    });
+    if let Some(store) = &res.store {
+        snap["store"] = json!({"name": store.name, "pool_pages_max": store.pool_pages_max, "debugfs": store.debugfs});
+    }
+    snap
 }
 
 /// Flatten a snapshot to `path -> scalar` for a readable diff.
@@ -175,6 +179,12 @@ golden! {
     pagecache_read_rand => check_golden("pagecache-read-rand", BASE, &["task.0.mapping.0.kind=file", "task.0.phase.0.access=syscall", "task.0.phase.0.write_ratio=0.0", "task.0.phase.0.pattern=random"]);
     pagecache_mmap_rand => check_golden("pagecache-mmap-rand", BASE, &["task.0.mapping.0.kind=file", "task.0.phase.0.write_ratio=0.0", "task.0.phase.0.pattern=random"]);
     pagecache_mmap_madv_random => check_golden("pagecache-mmap-madv-random", BASE, &["task.0.mapping.0.kind=file", "task.0.phase.0.write_ratio=0.0", "task.0.phase.0.pattern=random", "task.0.mapping.0.advice=random"]);
+    // Fronting stores (swap/store/): zswap on a sequential and a random load (10% zero pages,
+    // 3:1 compression), zswap with a 2% pool that writes back, frontswap that fills.
+    store_zswap_seq => check_golden("store-zswap-seq", BASE, &["zswap.enabled=true", "content.zero_fraction=0.1", "content.ratio=3.0"]);
+    store_zswap_rand => check_golden("store-zswap-rand", BASE, &["zswap.enabled=true", "content.zero_fraction=0.1", "content.ratio=3.0", "task.0.phase.0.pattern=random"]);
+    store_zswap_writeback => check_golden("store-zswap-writeback", BASE, &["zswap.enabled=true", "zswap.max_pool_percent=2", "zswap.compressor=\"zstd\"", "content.model=\"two-point\"", "content.ratio=4.0", "content.ratio2=1.5", "content.ratio2_fraction=0.4", "task.0.phase.0.pattern=random"]);
+    store_frontswap => check_golden("store-frontswap", BASE, &["frontswap.capacity=\"4MiB\"", "frontswap.capacity_step=[{at=\"20ms\", size=\"1MiB\"}]", "task.0.phase.0.pattern=random"]);
 }
 
 /// Every file in tests/golden belongs to a case above (a renamed case leaves no stale file).

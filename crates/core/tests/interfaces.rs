@@ -8,7 +8,7 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::rc::Rc;
 use swaplab_core::engine::{KernelThread, KthreadStep, Sim};
-use swaplab_core::swap::store::{FrontingStore, LoadOutcome, StoreOutcome};
+use swaplab_core::swap::store::{FrontingStore, Held, LoadOutcome, StoreCtx, StoreOutcome};
 
 #[test]
 fn kernel_reclaim_selects_the_policy_through_the_registry() {
@@ -28,21 +28,28 @@ impl FrontingStore for KeepAll {
     fn name(&self) -> &'static str {
         "keep-all"
     }
-    fn store(&mut self, dev: usize, slot: u32, _now: u64) -> StoreOutcome {
+    fn store(&mut self, dev: usize, slot: u32, _ctx: &StoreCtx) -> StoreOutcome {
         self.pages.borrow_mut().insert((dev, slot));
         self.stores.set(self.stores.get() + 1);
         StoreOutcome::Stored { cpu_ns: 1_000 }
     }
-    fn load(&mut self, dev: usize, slot: u32, _now: u64) -> LoadOutcome {
+    fn load(&mut self, dev: usize, slot: u32, _ctx: &StoreCtx, _in_swapcache: bool) -> LoadOutcome {
         assert!(self.pages.borrow().contains(&(dev, slot)), "load of slot {slot}, which was never stored or was invalidated");
         self.loads.set(self.loads.get() + 1);
-        LoadOutcome::Hit { cpu_ns: 1_000 }
+        LoadOutcome::Hit { cpu_ns: 1_000, exclusive: false }
     }
     fn invalidate_page(&mut self, dev: usize, slot: u32) {
         self.pages.borrow_mut().remove(&(dev, slot));
     }
     fn invalidate_area(&mut self, _dev: usize) {
         self.pages.borrow_mut().clear();
+    }
+    fn held(&self, dev: usize, slot: u32) -> Held {
+        if self.pages.borrow().contains(&(dev, slot)) {
+            Held::Store
+        } else {
+            Held::No
+        }
     }
 }
 

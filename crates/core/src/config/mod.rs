@@ -9,6 +9,7 @@
 pub mod calibrated;
 pub mod footprint;
 pub mod pagecache;
+pub mod stores;
 pub mod trace;
 pub mod units;
 
@@ -79,6 +80,13 @@ pub struct Config {
     /// Message channels between tasks (pipes / sockets), see [`ChannelSpec`].
     #[serde(rename = "channel", default, skip_serializing_if = "Vec::is_empty")]
     pub channels: Vec<ChannelSpec>,
+    /// Fronting stores and the page-content model (config/stores.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zswap: Option<stores::ZswapSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontswap: Option<stores::FrontswapSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<stores::ContentSpec>,
 }
 
 fn default_channel_count() -> u32 {
@@ -610,6 +618,11 @@ pub fn load(text: &str, file: &str, overrides: &[String]) -> Result<Resolved, Co
     let located = |key: &str, message: String| locate_error(text, file, overrides, key, message);
     trace::lay_out(&mut cfg, file, &located)?;
     apply_calibrated_costs(&mut cfg, &rewritten, &located)?;
+    let had_content = cfg.content.is_some();
+    let mut content = cfg.content.take().unwrap_or_default();
+    stores::resolve(&cfg.zswap, &mut cfg.frontswap, &mut content, file, &located)?;
+    // Embedded in results only where it matters, so runs without a store keep their config.
+    cfg.content = (had_content || stores::store_name(&cfg.zswap, &cfg.frontswap) != "none").then_some(content);
     let resolved = resolve(cfg, &located)?;
     footprint::check(&resolved, footprint::available_bytes()).map_err(|(key, message)| located(key, message))?;
     Ok(resolved)

@@ -110,6 +110,7 @@ impl Sim {
                 }
             }
         }
+        self.check_store(&mut e);
         let wb = self.mem.frames.iter().filter(|f| f.has(PG_WRITEBACK)).count() as u64;
         if wb != self.io.nr_writeback {
             e(format!("nr_writeback {} != frames under writeback {wb}", self.io.nr_writeback));
@@ -137,5 +138,36 @@ impl Sim {
             e(format!("pgalloc - pgfree = {} but {inuse} pages in use", v.pgalloc_normal - v.pgfree));
         }
         errs
+    }
+}
+
+impl Sim {
+    /// The fronting store: its pool is exactly the frames held for it (in use, on no LRU,
+    /// counted in memory), its own state is consistent, and it holds pages only for slots in
+    /// use (a freed slot was invalidated).
+    fn check_store(&self, e: &mut dyn FnMut(String)) {
+        let store = &self.swap.store;
+        if self.swap.pool_frames.len() as u64 != store.pool_pages() {
+            e(format!("store pool has {} pages but {} frames are held for it", store.pool_pages(), self.swap.pool_frames.len()));
+        }
+        for &f in &self.swap.pool_frames {
+            let fr = &self.mem.frames[f as usize];
+            if !fr.has(PG_INUSE) || fr.has(PG_LRU) || fr.has(PG_SWAPCACHE) {
+                e(format!("pool frame {f} has flags {:#x}", fr.flags));
+            }
+        }
+        for err in store.check() {
+            e(err);
+        }
+        if store.name() == "none" {
+            return;
+        }
+        for (d, s) in self.swap.areas.iter().enumerate() {
+            for slot in 1..s.slots {
+                if store.held(d, slot) != crate::swap::store::Held::No && !s.in_use(slot) {
+                    e(format!("swap {d} slot {slot}: free, but the store still holds a page for it"));
+                }
+            }
+        }
     }
 }

@@ -24,7 +24,7 @@ impl Sim {
     }
 
     #[inline]
-    fn take_frame(&mut self) -> u32 {
+    pub(crate) fn take_frame(&mut self) -> u32 {
         let f = self.mem.free_list.pop().expect("caller checked free pages");
         self.mem.frames[f as usize] = Frame { flags: PG_INUSE, ..Frame::FREE };
         self.mem.charged += 1;

@@ -113,6 +113,10 @@ impl Sim {
         };
         sim.build_tasks();
         sim.kswapd = sim.spawn_kthread(Box::new(crate::reclaim::kswapd::Kswapd), None);
+        if c.zswap.as_ref().is_some_and(|z| z.enabled) {
+            let worker = sim.spawn_kthread(Box::new(crate::swap::store::zswap::shrinker::ShrinkWorker::default()), None);
+            sim.swap.writeback_worker = Some(worker);
+        }
         sim
     }
 

@@ -111,7 +111,11 @@ impl Sim {
             config: self.cfg.clone(),
             interrupted: self.interrupted,
             elapsed_ns: elapsed,
-            vmstat: self.stats.vm.to_map(),
+            vmstat: {
+                let mut m = self.stats.vm.to_map();
+                m.extend(self.swap.store.counters().vmstat);
+                m
+            },
             kswapd_cpu_by_category: self.stats.kswapd_cpu,
             direct_reclaim_cpu_by_category: self.stats.direct_cpu,
             tasks,
@@ -126,6 +130,12 @@ impl Sim {
                 timeseries_interval_ns: self.sample_interval,
                 channel_pages_max: self.ipc.kernel_pages_max,
             },
+            store: (self.swap.store.name() != "none").then(|| StoreResult {
+                name: self.swap.store.name(),
+                pool_pages: self.swap.pool_frames.len() as u64,
+                pool_pages_max: self.swap.pool_frames_max,
+                debugfs: self.swap.store.counters().debugfs.into_iter().collect(),
+            }),
         }
     }
 

@@ -131,6 +131,21 @@ pub struct SimResult {
     pub events: Vec<Event>,
     pub devices: Vec<DeviceResult>,
     pub summary: Summary,
+    /// The fronting store's debugfs counters (absent without a store).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<StoreResult>,
+}
+
+/// A fronting store at the end of a run: its name, the frames its pool held and its debugfs
+/// counters (`/sys/kernel/debug/zswap/`, `.../frontswap/`). Its vmstat counters (`zswpin`,
+/// `zswpout`, `zswpwb`, ...) are in the run's `vmstat`.
+#[derive(Clone, Debug, Serialize)]
+pub struct StoreResult {
+    pub name: &'static str,
+    /// Pages the pool held at the end, and at most.
+    pub pool_pages: u64,
+    pub pool_pages_max: u64,
+    pub debugfs: BTreeMap<&'static str, u64>,
 }
 
 impl SimResult {

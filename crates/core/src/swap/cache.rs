@@ -66,6 +66,7 @@ impl Sim {
         }
         area.cache[slot as usize] = NONE;
         self.swap.free_slot(dev, slot);
+        self.sync_pool_frames();
     }
 
     /// Remove a folio from the swap cache, leaving `shadow` (the LRU policy's workingset
@@ -81,6 +82,7 @@ impl Sim {
         self.mem.frames[f as usize].clear_swap();
         if area.map[slot as usize] == 0 {
             self.swap.free_slot(dev, slot);
+            self.sync_pool_frames();
         } else {
             area.shadow[slot as usize] = shadow;
         }

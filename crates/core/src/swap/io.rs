@@ -5,8 +5,14 @@
 //! `SWP_SYNCHRONOUS_IO`, §1.7), else into the caller's plug, submitted as block requests when
 //! the batch ends. `pswpin` / `pswpout` count pages read from / written to a device, where the
 //! kernel counts them; `pgpgin` / `pgpgout` count the KiB the block layer moved.
+//!
+//! The layer also keeps the store's pool in the workload's memory: after every store call it
+//! takes or gives back frames until it holds exactly `pool_pages()` (`sync_pool_frames`), so
+//! a zswap pool is allocated, freed and charged to the memory cgroup like any other memory.
+//! A store may grow its pool only within the free frames it is told of: reclaim runs with
+//! PF_MEMALLOC, so the pool's allocations may use every free frame, reserves included.
 
-use super::store::{LoadOutcome, StoreOutcome};
+use super::store::{LoadOutcome, StoreCtx, StoreOutcome};
 use crate::device::{Plug, Request};
 use crate::engine::{DevRef, Sim};
 use crate::mm::*;
@@ -61,15 +67,38 @@ impl Sim {
         !d.params.synchronous && d.in_flight() + plugs.queued(dev) >= d.params.nr_requests as u64
     }
 
+    fn store_ctx(&self) -> StoreCtx {
+        StoreCtx { now: self.now, free_frames: self.mem.nr_free() }
+    }
+
+    /// Hold exactly the frames the store's pool occupies: take the missing ones from the free
+    /// list (the store grew only within `StoreCtx::free_frames`), give back the surplus.
+    pub(crate) fn sync_pool_frames(&mut self) {
+        let want = self.swap.store.pool_pages() as usize;
+        while self.swap.pool_frames.len() < want {
+            let f = self.take_frame();
+            self.swap.pool_frames.push(f);
+            self.swap.pool_frames_max = self.swap.pool_frames_max.max(self.swap.pool_frames.len() as u64);
+        }
+        while self.swap.pool_frames.len() > want {
+            let f = self.swap.pool_frames.pop().expect("len > want >= 0");
+            self.free_frame(f);
+        }
+    }
+
     /// `swap_writepage`: write out dirty swap-cache folio `f` (already marked clean).
     pub(crate) fn swap_writepage(&mut self, f: u32, plugs: &mut SwapPlugs) -> WriteOutcome {
         let fr = self.mem.frames[f as usize];
         let (dev, slot) = (fr.swap_dev(), fr.slot);
-        let now = self.now;
-        let mut cpu = match self.swap.store.store(dev, slot, now) {
+        let ctx = self.store_ctx();
+        let outcome = self.swap.store.store(dev, slot, &ctx);
+        self.sync_pool_frames();
+        // The store's work (compression, or frontswap's hypercall and copy).
+        let mut cpu = match outcome {
             StoreOutcome::Stored { cpu_ns } => return WriteOutcome::Done { cpu: CpuCost::of(CpuCategory::Compression, cpu_ns) },
             StoreOutcome::Refused { cpu_ns } => CpuCost::of(CpuCategory::Compression, cpu_ns),
         };
+        self.wake_store_writeback();
         self.stats.vm.pswpout += 1;
         let d = &mut self.swap.areas[dev].device;
         if d.params.synchronous {
@@ -92,9 +121,14 @@ impl Sim {
     /// (a fault's target or a readahead page): from the store when it has the page (the folio
     /// is up to date at once), else into the plug. Returns the CPU time of a store hit.
     pub(crate) fn swap_read_folio(&mut self, f: u32, dev: usize, slot: u32, plugs: &mut SwapPlugs) -> u64 {
-        let now = self.now;
-        if let LoadOutcome::Hit { cpu_ns } = self.swap.store.load(dev, slot, now) {
+        let ctx = self.store_ctx();
+        if let LoadOutcome::Hit { cpu_ns, exclusive } = self.swap.store.load(dev, slot, &ctx, true) {
+            self.sync_pool_frames();
+            // An exclusive load leaves the folio the only copy: dirty, to be written again.
             self.mem.frames[f as usize].flags &= !PG_LOCKED;
+            if exclusive {
+                self.mem.frames[f as usize].flags |= PG_DIRTY;
+            }
             return cpu_ns;
         }
         self.stats.vm.pswpin += 1;
@@ -107,8 +141,9 @@ impl Sim {
     /// `SWP_SYNCHRONOUS_IO` bypass, §1.7): read (`dev`, `slot`) in the caller's context.
     /// Returns the caller's CPU time.
     pub(crate) fn swap_read_folio_sync(&mut self, dev: usize, slot: u32) -> u64 {
-        let now = self.now;
-        if let LoadOutcome::Hit { cpu_ns } = self.swap.store.load(dev, slot, now) {
+        let ctx = self.store_ctx();
+        if let LoadOutcome::Hit { cpu_ns, .. } = self.swap.store.load(dev, slot, &ctx, false) {
+            self.sync_pool_frames();
             return cpu_ns;
         }
         let d = &mut self.swap.areas[dev].device;

@@ -33,6 +33,12 @@ pub struct SwapSystem {
     pub cache_bypass: bool,
     /// The fronting store (frontswap, zswap) every swap-out is offered to first.
     pub store: Box<dyn store::FrontingStore>,
+    /// The frames the store's pool occupies (`store.pool_pages()` of them, see swap/io.rs).
+    pub pool_frames: Vec<u32>,
+    /// The store's writeback worker (zswap's shrink worker), if it has one.
+    pub writeback_worker: Option<u32>,
+    /// The most frames the pool held at once.
+    pub pool_frames_max: u64,
 }
 
 impl SwapSystem {
@@ -54,7 +60,7 @@ impl SwapSystem {
         order.sort_by_key(|&i| (Reverse(areas[i].priority), i));
         let any_rotational = areas.iter().any(|s| s.rotational());
         let ra_name = crate::engine::resolve_readahead(&c.kernel.readahead, profile, c.kernel.vma_ra_enabled, any_rotational);
-        SwapSystem { areas, order, ra: readahead::build(&ra_name), ra_name, cache_bypass: profile >= Profile::V4_14, store: store::build("none") }
+        SwapSystem { areas, order, ra: readahead::build(&ra_name), ra_name, cache_bypass: profile >= Profile::V4_14, store: store::build(cfg), pool_frames: Vec::new(), writeback_worker: None, pool_frames_max: 0 }
     }
 
     /// Free swap slots on all areas (`get_nr_swap_pages`).

@@ -1,0 +1,121 @@
+//! The content model: what a page being swapped out contains, as far as a compressing store
+//! cares — zero-filled (no pool entry, no I/O: the swap layer's zero map) or a compressed
+//! size in bytes. The pool's size is then an outcome of the pages swapped, not an input.
+//!
+//! Each swap-out draws once from the model with the store's own random stream (seeded from the
+//! run seed), so the same configuration and seed give the same pages; a page written back and
+//! swapped out again draws again, as rewritten memory would compress differently.
+//!
+//! Models (`[content]`, config/stores.rs): `fixed` (every page PAGE_SIZE / ratio), `two-point`
+//! (PAGE_SIZE / ratio, or PAGE_SIZE / ratio2 with probability ratio2_fraction: e.g. text and
+//! already-compressed data), `histogram` (compressed sizes with their page counts, read from a
+//! file, drawn in proportion to the counts).
+
+use crate::config::stores::ContentSpec;
+use crate::mm::PAGE_SIZE;
+use crate::rng::Rng;
+
+/// The random stream of the content model (distinct from every task's).
+const CONTENT_STREAM: u64 = 0x636f_6e74_656e_74;
+
+/// What one page turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageContent {
+    Zero,
+    /// Compressed size in bytes (PAGE_SIZE or more: does not compress).
+    Compressed(u32),
+}
+
+pub struct ContentModel {
+    zero_fraction: f64,
+    sizes: Sizes,
+    rng: Rng,
+}
+
+enum Sizes {
+    Fixed(u32),
+    TwoPoint { first: u32, second: u32, second_fraction: f64 },
+    /// Cumulative page counts and their sizes.
+    Histogram { cumulative: Vec<u64>, sizes: Vec<u32> },
+}
+
+fn size_for_ratio(ratio: f64) -> u32 {
+    ((PAGE_SIZE as f64 / ratio).round() as u32).clamp(1, PAGE_SIZE as u32)
+}
+
+impl ContentModel {
+    pub fn new(spec: &ContentSpec, seed: u64) -> ContentModel {
+        let sizes = match spec.model.as_str() {
+            "fixed" => Sizes::Fixed(size_for_ratio(spec.ratio)),
+            "two-point" => Sizes::TwoPoint { first: size_for_ratio(spec.ratio), second: size_for_ratio(spec.ratio2), second_fraction: spec.ratio2_fraction },
+            "histogram" => {
+                let mut total = 0;
+                let (mut cumulative, mut sizes) = (Vec::new(), Vec::new());
+                for &(bytes, pages) in spec.histogram_bins.iter().filter(|b| b.1 > 0) {
+                    total += pages;
+                    cumulative.push(total);
+                    sizes.push(bytes);
+                }
+                Sizes::Histogram { cumulative, sizes }
+            }
+            other => unreachable!("content model {other:?} passed validation but has no implementation"),
+        };
+        ContentModel { zero_fraction: spec.zero_fraction, sizes, rng: Rng::for_stream(seed, CONTENT_STREAM) }
+    }
+
+    /// The next page swapped out.
+    pub fn next_page(&mut self) -> PageContent {
+        if self.zero_fraction > 0.0 && self.rng.unit() < self.zero_fraction {
+            return PageContent::Zero;
+        }
+        PageContent::Compressed(match &self.sizes {
+            Sizes::Fixed(s) => *s,
+            Sizes::TwoPoint { first, second, second_fraction } => {
+                if self.rng.unit() < *second_fraction {
+                    *second
+                } else {
+                    *first
+                }
+            }
+            Sizes::Histogram { cumulative, sizes } => {
+                let x = self.rng.below(*cumulative.last().expect("validated non-empty"));
+                sizes[cumulative.partition_point(|&c| c <= x)]
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(model: &str) -> ContentSpec {
+        ContentSpec { model: model.into(), ..ContentSpec::default() }
+    }
+
+    #[test]
+    fn draws_follow_the_model() {
+        let mut s = spec("two-point");
+        s.zero_fraction = 0.25;
+        s.ratio = 4.0;
+        s.ratio2 = 1.0;
+        s.ratio2_fraction = 0.5;
+        let mut m = ContentModel::new(&s, 1);
+        let draws: Vec<PageContent> = (0..40_000).map(|_| m.next_page()).collect();
+        let zero = draws.iter().filter(|d| **d == PageContent::Zero).count() as f64 / 40_000.0;
+        let whole = draws.iter().filter(|d| **d == PageContent::Compressed(4096)).count() as f64 / 40_000.0;
+        assert!((zero - 0.25).abs() < 0.01, "{zero}");
+        assert!((whole - 0.375).abs() < 0.01, "{whole}");
+        assert!(draws.iter().all(|d| matches!(d, PageContent::Zero | PageContent::Compressed(1024) | PageContent::Compressed(4096))));
+    }
+
+    #[test]
+    fn histogram_draws_in_proportion_to_counts() {
+        let mut s = spec("histogram");
+        s.histogram_bins = vec![(100, 1), (2000, 3), (3000, 0)];
+        let mut m = ContentModel::new(&s, 9);
+        let n = 20_000;
+        let small = (0..n).filter(|_| m.next_page() == PageContent::Compressed(100)).count() as f64 / n as f64;
+        assert!((small - 0.25).abs() < 0.015, "{small}");
+    }
+}

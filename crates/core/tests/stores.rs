@@ -1,0 +1,350 @@
+//! Fronting stores end to end (zswap, frontswap): an auditing wrapper follows every page
+//! through the swap I/O layer and checks that each swapped page is in exactly one place —
+//! the store, the zero map, or the device — and that nothing is ever read back from a place
+//! it was not put; the pool's pages are counted in memory; a full frontswap falls through to
+//! the device; the zswap shrinker writes back the coldest entries first.
+
+mod common;
+use common::*;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use swaplab_core::engine::Sim;
+use swaplab_core::stats::result::SimResult;
+use swaplab_core::swap::store::{self, FrontingStore, Held, LoadOutcome, StoreCounters, StoreCtx, StoreOutcome};
+
+/// Where a slot's page is, as the audit has followed it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Loc {
+    Store,
+    ZeroMap,
+    Device,
+    /// Loaded exclusively: the only copy is the (dirty) folio in memory.
+    Memory,
+}
+
+#[derive(Default)]
+struct Log {
+    locs: HashMap<(usize, u32), Loc>,
+    store_hits: u64,
+    device_reads: u64,
+    writebacks: Vec<(usize, u32)>,
+    errors: Vec<String>,
+}
+
+/// Wraps the configured store; every call is checked against where the page should be.
+struct Audit {
+    inner: Box<dyn FrontingStore>,
+    log: Rc<RefCell<Log>>,
+}
+
+impl Audit {
+    fn agree(&self, dev: usize, slot: u32, what: &str) {
+        let mut log = self.log.borrow_mut();
+        let held = self.inner.held(dev, slot);
+        let loc = log.locs.get(&(dev, slot)).copied();
+        let expect = match loc {
+            Some(Loc::Store) => Held::Store,
+            Some(Loc::ZeroMap) => Held::ZeroMap,
+            _ => Held::No,
+        };
+        if held != expect && log.errors.len() < 10 {
+            log.errors.push(format!("{what} slot {slot}: store says {held:?}, audit says {loc:?}"));
+        }
+    }
+}
+
+impl FrontingStore for Audit {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn store(&mut self, dev: usize, slot: u32, ctx: &StoreCtx) -> StoreOutcome {
+        let out = self.inner.store(dev, slot, ctx);
+        let loc = match (out, self.inner.held(dev, slot)) {
+            (StoreOutcome::Refused { .. }, Held::No) => Loc::Device,
+            (StoreOutcome::Stored { .. }, Held::Store) => Loc::Store,
+            (StoreOutcome::Stored { .. }, Held::ZeroMap) => Loc::ZeroMap,
+            (o, h) => {
+                self.log.borrow_mut().errors.push(format!("store of slot {slot}: {o:?} but held {h:?}"));
+                Loc::Device
+            }
+        };
+        self.log.borrow_mut().locs.insert((dev, slot), loc);
+        out
+    }
+    fn load(&mut self, dev: usize, slot: u32, ctx: &StoreCtx, in_swapcache: bool) -> LoadOutcome {
+        self.agree(dev, slot, "before load");
+        let out = self.inner.load(dev, slot, ctx, in_swapcache);
+        let mut log = self.log.borrow_mut();
+        let loc = log.locs.get(&(dev, slot)).copied();
+        match out {
+            LoadOutcome::Hit { exclusive, .. } => {
+                log.store_hits += 1;
+                if !matches!(loc, Some(Loc::Store | Loc::ZeroMap)) {
+                    log.errors.push(format!("hit on slot {slot} whose page is at {loc:?}"));
+                }
+                if exclusive {
+                    log.locs.insert((dev, slot), Loc::Memory);
+                }
+            }
+            LoadOutcome::Miss => {
+                log.device_reads += 1;
+                if loc != Some(Loc::Device) {
+                    log.errors.push(format!("device read of slot {slot} whose page is at {loc:?}: the page would be lost"));
+                }
+            }
+        }
+        out
+    }
+    fn invalidate_page(&mut self, dev: usize, slot: u32) {
+        self.inner.invalidate_page(dev, slot);
+        self.log.borrow_mut().locs.remove(&(dev, slot));
+        self.agree(dev, slot, "after invalidate");
+    }
+    fn invalidate_area(&mut self, dev: usize) {
+        self.inner.invalidate_area(dev);
+        self.log.borrow_mut().locs.retain(|&(d, _), _| d != dev);
+    }
+    fn held(&self, dev: usize, slot: u32) -> Held {
+        self.inner.held(dev, slot)
+    }
+    fn pool_pages(&self) -> u64 {
+        self.inner.pool_pages()
+    }
+    fn writeback_wanted(&self) -> bool {
+        self.inner.writeback_wanted()
+    }
+    fn writeback_next(&mut self) -> Option<(usize, u32)> {
+        self.inner.writeback_next()
+    }
+    fn writeback_keep(&mut self, dev: usize, slot: u32) {
+        self.inner.writeback_keep(dev, slot)
+    }
+    fn writeback_take(&mut self, dev: usize, slot: u32) -> u64 {
+        let mut log = self.log.borrow_mut();
+        if log.locs.get(&(dev, slot)) != Some(&Loc::Store) {
+            log.errors.push(format!("writeback of slot {slot} which is not in the store"));
+        }
+        log.locs.insert((dev, slot), Loc::Device);
+        log.writebacks.push((dev, slot));
+        drop(log);
+        self.inner.writeback_take(dev, slot)
+    }
+    fn writeback_gave_up(&mut self) {
+        self.inner.writeback_gave_up()
+    }
+    fn counters(&self) -> StoreCounters {
+        self.inner.counters()
+    }
+    fn check(&self) -> Vec<String> {
+        self.inner.check()
+    }
+}
+
+/// Run with the configured store wrapped in an audit; check invariants, relations and the
+/// audit's findings. Returns the result and the audit log.
+fn audited(text: &str, overrides: &[&str]) -> (SimResult, Log) {
+    let r = load(text, overrides);
+    let mut sim = Sim::new(&r);
+    let log = Rc::new(RefCell::new(Log::default()));
+    let inner = std::mem::replace(&mut sim.swap.store, store::build(&r));
+    sim.swap.store = Box::new(Audit { inner, log: log.clone() });
+    sim.run(&mut |_| true);
+    let res = sim.result();
+    let errs = sim.check_invariants();
+    assert!(errs.is_empty(), "{overrides:?}: invariants:\n  {}", errs.join("\n  "));
+    check_relations(&res, &r, &format!("{overrides:?}"));
+    drop(sim);
+    let log = Rc::try_unwrap(log).ok().expect("the simulator is gone").into_inner();
+    assert!(log.errors.is_empty(), "{overrides:?}: audit:\n  {}", log.errors.join("\n  "));
+    assert!(log.locs.is_empty(), "{overrides:?}: {} slots still held after every task exited", log.locs.len());
+    (res, log)
+}
+
+fn dbg(res: &SimResult, name: &str) -> u64 {
+    *res.store.as_ref().expect("a store ran").debugfs.get(name).unwrap_or_else(|| panic!("no debugfs counter {name}"))
+}
+
+const ZSWAP: &[&str] = &["zswap.enabled=true", "content.zero_fraction=0.1", "content.ratio=3.0"];
+
+fn with(base: &[&str], extra: &[&str]) -> Vec<String> {
+    base.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
+fn refs(v: &[String]) -> Vec<&str> {
+    v.iter().map(|s| s.as_str()).collect()
+}
+
+#[test]
+fn zswap_keeps_every_page_somewhere_and_its_pool_is_memory() {
+    for pattern in ["sequential", "random"] {
+        let ov = with(ZSWAP, &[&format!("task.0.phase.0.pattern={pattern}")]);
+        let (res, log) = audited(BASE, &refs(&ov));
+        let (zout, zin, zero) = (v(&res, "zswpout"), v(&res, "zswpin"), v(&res, "swpout_zero"));
+        assert!(zout > 0 && zin > 0 && zero > 0, "{pattern}: zswpout {zout} zswpin {zin} swpout_zero {zero}");
+        // The content model's zero fraction shows in what was swapped out (± sampling).
+        let zero_share = zero as f64 / (zero + zout + v(&res, "pswpout")) as f64;
+        assert!((zero_share - 0.1).abs() < 0.03, "{pattern}: zero share {zero_share}");
+        let s = res.store.as_ref().unwrap();
+        // A 3:1 ratio packs ~2.9 pages' worth per pool page (1365 + 8 -> 1376-byte class).
+        let max_pool = (32 - 4) * MIB_PAGES / 5;
+        assert!(s.pool_pages_max > 0 && s.pool_pages_max <= max_pool + 16, "{pattern}: pool max {} pages (limit {max_pool})", s.pool_pages_max);
+        assert_eq!((s.pool_pages, dbg(&res, "stored_pages"), dbg(&res, "pool_total_size")), (0, 0, 0), "{pattern}: all freed at exit");
+        assert!(log.store_hits >= zin, "{pattern}");
+        assert_eq!(log.device_reads, v(&res, "pswpin"), "{pattern}: device reads are what pswpin counts");
+    }
+}
+
+#[test]
+fn zswap_pool_pages_are_charged_memory() {
+    // In a memory cgroup the pool's frames are charged with the workload's pages: the
+    // invariants check charge == frames in use and pgalloc - pgfree == frames in use, with the
+    // pool's frames among them, while the pool is at its largest and at the end.
+    let ov = with(ZSWAP, &["machine.memcg_limit=\"20MiB\"", "task.0.phase.0.pattern=random"]);
+    let (res, _) = audited(BASE, &refs(&ov));
+    let s = res.store.as_ref().unwrap();
+    assert!(s.pool_pages_max > 100, "pool max {}", s.pool_pages_max);
+    assert!(v(&res, "zswpout") > 0);
+}
+
+#[test]
+fn zswap_full_pool_writes_back_coldest_through_the_device() {
+    // A 2% pool fills at once: the shrink worker writes back, stores are refused with the
+    // hysteresis, and every written-back page is later read from the device, not lost.
+    let ov = with(ZSWAP, &["zswap.max_pool_percent=2", "task.0.phase.0.pattern=random"]);
+    let (res, log) = audited(BASE, &refs(&ov));
+    let wb = v(&res, "zswpwb");
+    assert!(wb > 0 && dbg(&res, "pool_limit_hit") > 0, "zswpwb {wb} pool_limit_hit {}", dbg(&res, "pool_limit_hit"));
+    assert_eq!(dbg(&res, "written_back_pages"), wb);
+    assert_eq!(log.writebacks.len() as u64, wb);
+    // pswpout counts both refused stores and written-back pages.
+    assert!(v(&res, "pswpout") >= wb);
+    let limit = (32 - 4) * MIB_PAGES * 2 / 100;
+    assert!(res.store.as_ref().unwrap().pool_pages_max <= limit + 8, "pool max {} over its limit {limit}", res.store.as_ref().unwrap().pool_pages_max);
+}
+
+#[test]
+fn zswap_writeback_off_never_writes_back_and_rejects_incompressible() {
+    let ov = with(ZSWAP, &["zswap.max_pool_percent=2", "zswap.memcg_writeback=false", "zswap.store_incompressible=true", "content.model=\"two-point\"", "content.ratio2=1.0", "content.ratio2_fraction=0.3"]);
+    let (res, _) = audited(BASE, &refs(&ov));
+    assert_eq!(v(&res, "zswpwb"), 0);
+    assert!(dbg(&res, "reject_compress_poor") > 0, "incompressible pages are rejected without writeback");
+    assert_eq!(dbg(&res, "stored_incompressible_pages"), 0);
+    let ov = with(ZSWAP, &["zswap.store_incompressible=true", "content.model=\"two-point\"", "content.ratio2=1.0", "content.ratio2_fraction=0.3"]);
+    let (res, _) = audited(BASE, &refs(&ov));
+    assert!(dbg(&res, "stored_incompressible_pages") > 0 && dbg(&res, "reject_compress_poor") == 0);
+}
+
+#[test]
+fn zswap_memcg_max_limits_the_compressed_bytes() {
+    let ov = with(ZSWAP, &["machine.memcg_limit=\"24MiB\"", "zswap.memcg_max=\"1MiB\"", "task.0.phase.0.pattern=random"]);
+    let (res, _) = audited(BASE, &refs(&ov));
+    assert!(dbg(&res, "reject_memcg_max") > 0 && v(&res, "zswpwb") > 0);
+    // 1 MiB of ~1373-byte objects in 1376-byte chunks: about 256 pages plus a zspage per class.
+    assert!(res.store.as_ref().unwrap().pool_pages_max < 300, "pool max {}", res.store.as_ref().unwrap().pool_pages_max);
+}
+
+#[test]
+fn zswap_shrinker_writes_back_the_coldest_entries_first() {
+    let r = load(BASE, ZSWAP);
+    let mut z = store::build(&r);
+    let ctx = StoreCtx { now: 0, free_frames: u64::MAX };
+    let mut stored = Vec::new();
+    for slot in 1..=200u32 {
+        if matches!(z.store(0, slot, &ctx), StoreOutcome::Stored { .. }) && z.held(0, slot) == Held::Store {
+            stored.push(slot);
+        }
+    }
+    assert!(stored.len() > 150);
+    // Second chance: every entry starts referenced, so the first walk clears them all and the
+    // oldest comes round first; a kept entry (in the swap cache) goes to the head.
+    let first = z.writeback_next().unwrap();
+    assert_eq!(first, (0, stored[0]));
+    z.writeback_keep(0, stored[0]);
+    let mut order = Vec::new();
+    while let Some((d, s)) = z.writeback_next() {
+        z.writeback_take(d, s);
+        order.push(s);
+    }
+    let mut expect: Vec<u32> = stored[1..].to_vec();
+    expect.push(stored[0]);
+    assert_eq!(order, expect);
+    assert_eq!(z.pool_pages(), 0);
+    assert!(z.check().is_empty());
+}
+
+#[test]
+fn frontswap_that_fills_falls_through_to_the_device_and_loses_nothing() {
+    // 4 MiB of hypervisor memory for a 40 MiB working set in 28 MiB, shrinking to 1 MiB.
+    let ov = ["frontswap.capacity=\"4MiB\"", "frontswap.capacity_step=[{at=\"20ms\", size=\"1MiB\"}]", "task.0.phase.0.pattern=random"];
+    let (res, log) = audited(BASE, &ov);
+    let (succ, failed, loads) = (dbg(&res, "succ_stores"), dbg(&res, "failed_stores"), dbg(&res, "loads"));
+    assert!(succ > 0 && failed > 0 && loads > 0, "succ {succ} failed {failed} loads {loads}");
+    assert!(v(&res, "pswpout") >= failed, "every refused store is a device write");
+    assert_eq!(log.store_hits, loads);
+    assert_eq!(dbg(&res, "curr_pages"), 0);
+    assert!(res.store.as_ref().unwrap().pool_pages_max == 0, "hypervisor memory is not the guest's");
+}
+
+/// Write 40 MiB once, then read it at random: swap-ins are read faults, and swap is large
+/// enough (256 MiB) that a swapped-in page keeps its slot (no `vm_swap_full`).
+fn write_then_read() -> String {
+    let base = BASE.replace("size = \"64MiB\"", "size = \"256MiB\"").replace("cycles = 3", "cycles = 1");
+    base + "[[task.phase]]\nmapping = \"m\"\npattern = \"random\"\nwrite_ratio = 0.0\ncycles = 2\n"
+}
+
+#[test]
+fn frontswap_exclusive_loads_dirty_the_folio() {
+    let text = write_then_read();
+    let (keep, _) = audited(&text, &["frontswap.capacity=\"256MiB\""]);
+    let (excl, _) = audited(&text, &["frontswap.capacity=\"256MiB\"", "frontswap.exclusive_loads=true"]);
+    // 2010 semantics: the copy stays, so a clean folio read back is dropped again without a
+    // store; with exclusive gets it is dirty and every re-eviction stores it again.
+    assert!(dbg(&keep, "loads") > 1000);
+    assert!(dbg(&excl, "succ_stores") > dbg(&keep, "succ_stores") + 1000, "{} vs {}", dbg(&excl, "succ_stores"), dbg(&keep, "succ_stores"));
+    assert_eq!((v(&keep, "pswpout"), v(&excl, "pswpout")), (0, 0), "room for everything");
+}
+
+#[test]
+fn stores_are_deterministic() {
+    for ov in [&with(ZSWAP, &["zswap.max_pool_percent=3", "task.0.phase.0.pattern=random"])[..], &with(&["frontswap.capacity=\"8MiB\""], &[])[..]] {
+        let a = run_checked(BASE, &refs(ov)).to_json();
+        assert_eq!(a, run_checked(BASE, &refs(ov)).to_json(), "{ov:?}");
+    }
+}
+
+#[test]
+fn bad_store_configuration_is_one_clear_error() {
+    for (ov, says) in [
+        (&["zswap.enabled=true", "zswap.compressor=\"gzip\""][..], "unknown compressor \"gzip\""),
+        (&["zswap.enabled=true", "content.model=\"histogram\""][..], "needs histogram"),
+        (&["zswap.enabled=true", "content.ratio=0.5"][..], "compression ratio"),
+        (&["frontswap.backend=\"xen\"", "frontswap.capacity=\"1MiB\""][..], "unknown frontswap backend"),
+        (&["zswap.enabled=true", "frontswap.capacity=\"1MiB\""][..], "cannot both"),
+    ] {
+        let ov: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
+        let e = swaplab_core::config::load(BASE, "t.toml", &ov).err().unwrap_or_else(|| panic!("{ov:?} accepted"));
+        assert!(e.to_string().contains(says), "{ov:?}: {e}");
+    }
+    let ov: Vec<String> = ["zswap.enabled=true", "content.model=\"histogram\"", "content.histogram=\"/nonexistent/h.txt\""].iter().map(|s| s.to_string()).collect();
+    let e = swaplab_core::config::load(BASE, "t.toml", &ov).err().unwrap();
+    assert!(e.to_string().contains("cannot read /nonexistent/h.txt"), "{e}");
+}
+
+#[test]
+fn histogram_content_reads_a_file() {
+    let dir = std::env::temp_dir().join(format!("swaplab-hist-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("h.txt");
+    std::fs::write(&path, "# bytes pages\n500 3\n4096 1\n").unwrap();
+    let h = format!("content.histogram=\"{}\"", path.display());
+    let ov = with(&["zswap.enabled=true", "content.model=\"histogram\""], &[&h]);
+    let (res, _) = audited(BASE, &refs(&ov));
+    let (poor, out) = (dbg(&res, "reject_compress_poor"), v(&res, "zswpout"));
+    let share = poor as f64 / (poor + out) as f64;
+    assert!((share - 0.25).abs() < 0.05, "a quarter of the pages do not compress: {share}");
+    std::fs::write(&path, "500 x\n").unwrap();
+    let e = swaplab_core::config::load(BASE, "t.toml", &refs(&ov).iter().map(|s| s.to_string()).collect::<Vec<_>>()).err().unwrap();
+    assert!(e.to_string().contains("h.txt:1"), "{e}");
+    std::fs::remove_dir_all(&dir).ok();
+}
