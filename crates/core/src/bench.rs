@@ -8,6 +8,9 @@
 //!   RAM, SATA SSD) with page-cluster 0, so that every swap-in is a major fault; reclaim,
 //!   swap-out and swap-in are all included. `swapins_per_s` is the same with page-cluster 3;
 //!   `mglru_major_faults_per_s` the page-cluster 0 run under `kernel.reclaim = "mglru"`.
+//! * `zswap_stores_per_s`: the same sequential workload with zswap on (default lzo, 3:1
+//!   content): pages stored into the zswap pool per second of wall time, the whole model
+//!   (reclaim, pool, swap-in from the pool) included.
 //! * `bytes_per_frame` / `bytes_per_mapped_page` / `bytes_per_swap_slot`: the model's memory.
 
 use crate::config;
@@ -122,6 +125,10 @@ fn run_bench(quick: bool) -> Value {
     let mut og = o0.clone();
     og.push("kernel.reclaim=\"mglru\"".into());
     let (simg, wallg) = run_workload(&seq, &og);
+    let mut oz = cycles_override.clone();
+    oz.push("zswap.enabled=true".into());
+    let (simz, wallz) = run_workload(&seq, &oz);
+    let zswpout = simz.swap.store.counters().vmstat.iter().find(|c| c.0 == "zswpout").map_or(0, |c| c.1);
 
     let frame = std::mem::size_of::<Frame>() + std::mem::size_of::<u32>();
     json!({
@@ -141,6 +148,8 @@ fn run_bench(quick: bool) -> Value {
         "mglru_major_faults_per_s": (simg.stats.vm.pgmajfault as f64 / wallg).round(),
         "swapins_per_s": (sim3.stats.vm.pswpin as f64 / wall3).round(),
         "swapins_page_cluster_3": sim3.stats.vm.pswpin,
+        "zswap_stores": zswpout,
+        "zswap_stores_per_s": (zswpout as f64 / wallz).round(),
         "bytes_per_frame": frame,
         "bytes_per_mapped_page": std::mem::size_of::<u64>(),
         "bytes_per_mapped_shared_page": 2 * std::mem::size_of::<u64>(),

@@ -180,6 +180,43 @@ proptest! {
     }
 }
 
+/// A fronting store for a generated workload: zswap with a random pool limit, compressor,
+/// content (zero share, two-point ratios) and writeback switch, or frontswap with a random
+/// capacity that shrinks half-way through, exclusive gets or not.
+fn store_section(kind: usize, pool_pct: u32, zero: f64, cap_pages: u64, flip: bool) -> String {
+    match kind {
+        0 => format!(
+            "[zswap]\nenabled = true\nmax_pool_percent = {pool_pct}\ncompressor = \"{}\"\nmemcg_writeback = {}\nstore_incompressible = {flip}\n[content]\nzero_fraction = {zero:?}\nmodel = \"two-point\"\nratio = 3.5\nratio2 = 1.0\nratio2_fraction = 0.2\n",
+            ["lzo", "lz4", "zstd"][pool_pct as usize % 3],
+            pool_pct % 4 != 0
+        ),
+        _ => format!(
+            "[frontswap]\ncapacity = {}\nexclusive_loads = {flip}\n[[frontswap.capacity_step]]\nat = \"50ms\"\nsize = {}\n",
+            cap_pages * 4096,
+            cap_pages / 2 * 4096
+        ),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, max_shrink_iters: 100, failure_persistence: None, .. ProptestConfig::default() })]
+
+    #[test]
+    fn random_configurations_with_a_store_keep_every_invariant(c in cfg(), kind in 0usize..2, pool_pct in 1u32..40, zero in 0.0f64..0.5, cap_pages in 1u64..8192, flip in any::<bool>()) {
+        let text = to_toml(&c) + &store_section(kind, pool_pct, zero, cap_pages, flip);
+        let r = config::load(&text, "prop.toml", &[]).unwrap_or_else(|e| panic!("generated config does not load: {e}\n{text}"));
+        let (sim, res) = run_resolved(&r);
+        let errs = sim.check_invariants();
+        prop_assert!(errs.is_empty(), "invariants broken:\n  {}\n--- workload:\n{}", errs.join("\n  "), text);
+        check_relations(&res, &r, &text);
+        let store = res.store.as_ref().expect("a store was configured");
+        prop_assert_eq!(store.pool_pages, sim.swap.pool_frames.len() as u64);
+        if kind == 1 {
+            prop_assert_eq!(store.pool_pages_max, 0, "frontswap takes no guest memory");
+        }
+    }
+}
+
 // ------------------------------------------------------------------ config::load fuzzing
 
 const VALID: &[&str] = &[BASE, r#"
