@@ -185,6 +185,10 @@ def run_report(raw: Dict[str, Any]) -> str:
                         + [[d.get("name"), d.get("role"), _int(d.get("requests", 0)), _int(d.get("pages_read", 0)),
                             _int(d.get("pages_written", 0)), fmt_ns(d.get("busy_ns", 0))] for d in devs],
                         align="llrrrr")
+    store = raw.get("store")
+    if store:
+        lines += ["", f"{store.get('name', 'store')} (debugfs; pool {fmt_bytes(store.get('pool_pages_max', 0) * 4096)} at most)"]
+        lines += render([[k, _int(v)] for k, v in sorted((store.get("debugfs") or {}).items())], align="lr")
     return "\n".join(lines) + "\n"
 
 

@@ -31,6 +31,10 @@ CASES = {
     "unknown device": (SMALL.replace('device = "sata-ssd"', 'device = "floppy"'), [], ["w.toml", "floppy"]),
     "not toml": ("this is [not toml", [], ["w.toml"]),
     "no task": (SMALL.split("[[task]]")[0], [], ["w.toml", "task"]),
+    "unknown compressor": (SMALL + '\n[zswap]\nenabled = true\ncompressor = "gzip"\n', [], ["w.toml", "zswap.compressor", "gzip"]),
+    "missing content histogram": (SMALL, ["--set", "zswap.enabled=true", "--set", 'content.model="histogram"',
+                                          "--set", 'content.histogram="nope.txt"'], ["content.histogram", "nope.txt"]),
+    "zswap and frontswap": (SMALL, ["--set", "zswap.enabled=true", "--set", 'frontswap.capacity="1MiB"'], ["cannot both"]),
 }
 
 
