@@ -13,6 +13,9 @@ or None when the run has nothing to measure (no task matched, no readahead happe
 ``fault_latency_mean_us``   the same for page faults (``fault_latency_pNN_us`` too)
 ``ra_hit_pct``              100 * swap_ra_hit / swap_ra (whole machine, as /proc/vmstat)
 ``major_faults``            major faults of the matching tasks
+``iowait_pct``              share of all CPU time that was iowait (whole machine, as top's wa)
+``cpu_iowait_s``            iowait summed over CPUs, seconds (/proc/stat's iowait)
+``verify_errors``           reads of verifying phases that found no data (matching tasks)
 ``vmstat.NAME``             any /proc/vmstat counter of the run
 ``kswapd_cpu_ms.CAT``       kswapd's reclaim/aging CPU in category CAT (or ``total``), ms
 ``kswapd_cpu_pct.CAT``      the category's share of kswapd's reclaim CPU, percent
@@ -97,10 +100,18 @@ _SIMPLE: Dict[str, Callable[[Dict[str, Any], List[Dict[str, Any]]], Optional[flo
     "ra_hit_pct": lambda raw, ts: ra_hit_pct(raw),
     "major_faults": lambda raw, ts: float(sum(t.get("major_faults", 0) for t in ts)) if ts else None,
     "touches": lambda raw, ts: float(sum(t.get("touches", 0) for t in ts)) if ts else None,
+    "iowait_pct": lambda raw, ts: _summary(raw, "iowait_pct"),
+    "cpu_iowait_s": lambda raw, ts: _summary(raw, "cpu_iowait_s"),
+    "verify_errors": lambda raw, ts: float(sum(t.get("verify_errors", 0) for t in ts)) if ts else None,
 }
 
+
+def _summary(raw: Dict[str, Any], key: str) -> Optional[float]:
+    v = (raw.get("summary") or {}).get(key)
+    return None if v is None else float(v)
+
 UNITS = {"elapsed_s": "s", "elapsed_cs": "cs", "throughput_kbps": "KB/s", "ra_hit_pct": "%",
-         "major_faults": "", "touches": ""}
+         "major_faults": "", "touches": "", "iowait_pct": "%", "cpu_iowait_s": "s", "verify_errors": ""}
 
 
 # The categories of `kswapd_cpu_by_category` (crates/core/src/stats/cpu.rs, same order).

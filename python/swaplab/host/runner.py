@@ -292,6 +292,7 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
     timeout = opts.timeout_s or (max(600.0, 20 * sim_limit) if sim_limit else 3600.0)
     interval = max(int(resolved["sim"]["sample_interval"]), 10_000_000)
     disks0 = {d.name: disk_stat(d.disk) for d in devices if d.disk}
+    disks0[_CPU_TIMES] = cpu_times()
     v0 = vmstat()
     st0 = group.stat()
     t0 = _core.host_now_ns() + 20_000_000
@@ -349,6 +350,7 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
     swap_peak = max(swap_peak, lru["swap"])
     ts.sample(max(0, _core.host_now_ns() - t0), v1, v0, group, lru, limit, devices)
     disks1 = {d.name: disk_stat(d.disk) for d in devices if d.disk}
+    disks1[_CPU_TIMES] = cpu_times()
     for w in workers:
         try:
             w.proc.stdin.close()  # release: the worker unmaps and exits
@@ -424,7 +426,31 @@ def counters(v0: Dict[str, int], v1: Dict[str, int]) -> Tuple[Dict[str, int], Li
 # Task fields of the result schema that host runs report as zero: message-passing and
 # buffered-I/O workloads are refused on the host.
 _UNMEASURED_TASK_FIELDS = {"messages_sent": 0, "messages_received": 0, "ipc_wait_ns": 0,
-                           "file_reads": 0, "file_writes": 0}
+                           "file_reads": 0, "file_writes": 0, "verify_errors": 0}
+
+#: Key of /proc/stat's CPU times among the before/after device snapshots.
+_CPU_TIMES = "/proc/stat cpu"
+
+
+def cpu_times() -> Dict[str, int]:
+    """The machine's CPU time in USER_HZ ticks from /proc/stat's ``cpu`` line: iowait and the
+    total of every column."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu "):
+                cols = [int(x) for x in line.split()[1:]]
+                return {"iowait": cols[4], "total": sum(cols[:8])}
+    return {"iowait": 0, "total": 0}
+
+
+def _iowait(disks0: Dict[str, Any], disks1: Dict[str, Any]) -> Tuple[float, float]:
+    """(cpu_iowait_s, iowait_pct) between the two snapshots, as the simulator reports them."""
+    a, b = disks0.get(_CPU_TIMES), disks1.get(_CPU_TIMES)
+    if not a or not b or b["total"] <= a["total"]:
+        return 0.0, 0.0
+    hz = os.sysconf("SC_CLK_TCK")
+    iow = b["iowait"] - a["iowait"]
+    return iow / hz, round(100.0 * iow / (b["total"] - a["total"]), 2)
 
 
 def _is_background(resolved, task_name) -> bool:
@@ -458,6 +484,7 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
     cg_delta = {k: st1[k] - st0.get(k, 0) for k in st1 if k in _CG_EVENTS}
     cg_now = {k: st1[k] for k in st1 if k not in _CG_EVENTS}
     devs = []
+    cpu_iowait_s, iowait_pct = _iowait(disks0, disks1)
     for d in devices:
         a, b = disks0.get(d.name), disks1.get(d.name)
         if a is None or b is None:
@@ -511,7 +538,8 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
         "events": events,
         "devices": devs,
         "summary": {"ra_hit_pct": ra_hit_pct, "elapsed_s": elapsed / 1e9, "readahead": ra_mode,
-                    "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": ts.interval_ns},
+                    "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": ts.interval_ns,
+                    "cpu_iowait_s": cpu_iowait_s, "iowait_pct": iowait_pct},
     }
 
 
@@ -620,5 +648,6 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
         "events": [{"t_ns": 0, "kind": "oom_kill", "task": f"{t['name']}#{t['instance']}", "rss_pages": 0, "swap_pages": 0}
                    for t in tasks[:1]],
         "devices": [], "summary": {"ra_hit_pct": None, "elapsed_s": 0.0, "readahead": "",
-                                   "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": 0},
+                                   "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": 0,
+                                   "cpu_iowait_s": 0.0, "iowait_pct": 0.0},
     }

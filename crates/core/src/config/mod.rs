@@ -181,6 +181,10 @@ fn default_lru_gen_enabled() -> u32 {
     0x7
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 /// Accept `profile = 3.14` as well as `profile = "3.14"` (a version reads like a number).
 fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     #[derive(Deserialize)]
@@ -201,7 +205,7 @@ fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D:
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Kernel {
-    /// "2.6.28", "3.14", "4.14" or "6.x": selects the readahead family, workingset detection,
+    /// "2.6.28", "2.6.32", "3.14", "4.14" or "6.x": selects the readahead family, workingset detection,
     /// anon/file balancing and the direct-reclaim bail-out rule of that era.
     #[serde(default = "default_profile", deserialize_with = "string_or_number")]
     pub profile: String,
@@ -516,6 +520,11 @@ pub struct PhaseSpec {
     pub compute: Duration,
     #[serde(default)]
     pub backward: bool,
+    /// Check every read of this phase: an anon page must hold what an earlier phase wrote
+    /// (fill-and-verify, seed 002). A read that finds no data (never written, or lost on its
+    /// way through swap) counts in the task's `verify_errors`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify: bool,
     #[serde(default = "default_theta")]
     pub zipf_theta: f64,
     #[serde(default = "default_stride")]
@@ -560,8 +569,10 @@ pub struct PhaseSpec {
 /// Kernel eras (kernel-algorithms.md §0.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Profile {
-    /// P1: split LRU, static page-cluster window, recent_scanned/rotated balancing, no
-    /// workingset detection; direct reclaim without bail-out (2.6.28-rc6).
+    /// P1, the 2.6.28 .. 2.6.35 family: split LRU, static page-cluster window,
+    /// recent_scanned/rotated balancing, no workingset detection, `congestion_wait` naps in
+    /// reclaim (until 2.6.36's wait_iff_congested). "2.6.28" (-rc6) has no direct-reclaim
+    /// bail-out; "2.6.32" (seed 002's guest) differs only where [`era_2_6_32`] says so.
     V2_6_28,
     /// P2: adaptive readahead window, file-only workingset shadows.
     V3_14,
@@ -571,10 +582,21 @@ pub enum Profile {
     V6,
 }
 
+/// Is `profile` (the `kernel.profile` string) 2.6.32? Within the P1 family it differs from
+/// 2.6.28 in two things the model has: direct reclaim bails out once it reclaimed its goal
+/// below DEF_PRIORITY (Rik van Riel's 2.6.29 rule, `nr_reclaimed >= nr_to_reclaim &&
+/// priority < DEF_PRIORITY` in 2.6.32's shrink_zone), and swapon marks an area
+/// SWP_SOLIDSTATE only when its queue has QUEUE_FLAG_NONROT, which brd did not set (seed
+/// 002: adding it "didn't make any difference"), so a ramdisk is a disk to swap
+/// ([`crate::device::DeviceParams::queue_nonrot`]).
+pub fn era_2_6_32(profile: &str) -> bool {
+    profile == "2.6.32"
+}
+
 impl Profile {
     pub fn parse(s: &str) -> Option<Profile> {
         Some(match s {
-            "2.6.28" | "2.6" => Profile::V2_6_28,
+            "2.6.28" | "2.6" | "2.6.32" => Profile::V2_6_28,
             "3.14" | "3.x" => Profile::V3_14,
             "4.14" | "4.x" | "5.x" => Profile::V4_14,
             "6.x" | "6" | "modern" => Profile::V6,
@@ -858,8 +880,17 @@ pub fn device_with_overrides(preset: &str, overrides: &toml::Table) -> Result<De
 /// its field: (field, what is wrong).
 fn overlay(table: &mut toml::Table, fields: &toml::Table) -> Result<(), (String, String)> {
     for (k, v) in fields {
+        if k == "queue_nonrot" {
+            // Optional (absent from a serialized preset): the driver's flag.
+            if !v.is_bool() {
+                return Err((k.clone(), format!("expected boolean, got {}", v.type_str())));
+            }
+            table.insert(k.clone(), v.clone());
+            continue;
+        }
         let Some(old) = table.get(k) else {
-            let known: Vec<&str> = table.keys().map(|s| s.as_str()).collect();
+            let mut known: Vec<&str> = table.keys().map(|s| s.as_str()).collect();
+            known.push("queue_nonrot");
             return Err((k.clone(), format!("unknown device parameter `{k}` (known: {})", known.join(", "))));
         };
         if std::mem::discriminant(old) != std::mem::discriminant(v) {
@@ -898,7 +929,7 @@ pub fn watermarks(managed_pages: u64, min_free_kbytes: u64, scale_factor: u32, p
 fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Resolved, ConfigError> {
     let m = &cfg.machine;
     let profile = Profile::parse(&cfg.kernel.profile)
-        .ok_or_else(|| at("kernel.profile", format!("unknown kernel profile {:?} (expected \"2.6.28\", \"3.14\", \"4.14\" or \"6.x\")", cfg.kernel.profile)))?;
+        .ok_or_else(|| at("kernel.profile", format!("unknown kernel profile {:?} (expected \"2.6.28\", \"2.6.32\", \"3.14\", \"4.14\" or \"6.x\")", cfg.kernel.profile)))?;
     if cfg.sim.time_limit == Some(Duration(0)) {
         return Err(at("sim.time_limit", "expected a positive duration: 0 would end the run before anything happens (leave it out for no limit)".into()));
     }
@@ -966,10 +997,14 @@ fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Reso
     })?;
     let mut swap_devices = Vec::new();
     for (i, s) in cfg.swap.iter().enumerate() {
-        let params = device_with_overrides(&s.device, &s.params).map_err(|e| match e {
+        let mut params = device_with_overrides(&s.device, &s.params).map_err(|e| match e {
             DeviceError::Preset(m) => at(&format!("swap.{i}.device"), m),
             DeviceError::Param(k, m) => at(&format!("swap.{i}.params.{k}"), m),
         })?;
+        if era_2_6_32(&cfg.kernel.profile) && s.device == "ramdisk" && params.queue_nonrot.is_none() {
+            // 2.6.32's brd_alloc did not set QUEUE_FLAG_NONROT: swap saw a disk.
+            params.queue_nonrot = Some(false);
+        }
         if s.size.pages() < 2 {
             return Err(at(&format!("swap.{i}.size"), "a swap device needs at least 2 pages (slot 0 holds the header)".into()));
         }

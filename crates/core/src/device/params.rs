@@ -12,6 +12,12 @@ pub struct DeviceParams {
     /// Spinning media: requests pay a seek by distance plus rotational latency, and any
     /// rotational swap device turns VMA readahead off system-wide (kernel-algorithms.md §1.5).
     pub rotational: bool,
+    /// What the driver tells the kernel (`QUEUE_FLAG_NONROT`); swapon marks the area
+    /// SWP_SOLIDSTATE (per-CPU allocation cursors, no VMA-readahead veto) only when it is set.
+    /// Absent: the device's physical nature, `!rotational`. The 2.6.32 profile sets it false
+    /// for the ramdisk (brd set no flag then; seed 002 tried adding it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_nonrot: Option<bool>,
     /// `SWP_SYNCHRONOUS_IO` (zram, brd, pmem): the I/O runs in the caller's context; swap-in of
     /// a page with one reference bypasses the swap cache and readahead (§1.7).
     pub synchronous: bool,
@@ -71,6 +77,7 @@ impl DeviceParams {
             "hdd" => DeviceParams {
                 source: "7200 rpm SATA disk datasheet figures (avg seek 8.5 ms, 4.16 ms rotational, 125 MB/s)".into(),
                 rotational: true,
+                queue_nonrot: None,
                 synchronous: false,
                 block_layer: true,
                 read_latency_ns: 100_000,
@@ -97,6 +104,7 @@ impl DeviceParams {
             "sata-ssd" => DeviceParams {
                 source: "SATA SSD, OCZ Vertex 2 class: 90 us 4K read, 250/250 MB/s, NCQ depth ~4 effective".into(),
                 rotational: false,
+                queue_nonrot: None,
                 synchronous: false,
                 block_layer: true,
                 read_latency_ns: 90_000,
@@ -122,6 +130,7 @@ impl DeviceParams {
             "nvme" => DeviceParams {
                 source: "NVMe SSD, Intel P3700 class: 20 us 4K read, 20 us write, 2800/1900 MB/s, 32 in flight".into(),
                 rotational: false,
+                queue_nonrot: None,
                 synchronous: false,
                 block_layer: true,
                 read_latency_ns: 20_000,
@@ -147,6 +156,7 @@ impl DeviceParams {
             "ramdisk" => DeviceParams {
                 source: "brd ramdisk: 4 KiB memcpy ~0.5 us plus the block layer's per-request cost".into(),
                 rotational: false,
+                queue_nonrot: None,
                 synchronous: true,
                 block_layer: true,
                 read_latency_ns: 0,
@@ -172,6 +182,7 @@ impl DeviceParams {
             "zram" => DeviceParams {
                 source: "zram with lzo/lz4: compress ~5 us, decompress ~2 us per 4 KiB (kernel-algorithms.md §6.3)".into(),
                 rotational: false,
+                queue_nonrot: None,
                 synchronous: true,
                 block_layer: false,
                 read_latency_ns: 0,

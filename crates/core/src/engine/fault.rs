@@ -77,6 +77,11 @@ impl Sim {
         }
         if pte == 0 && !touch.write {
             // Read of never-written memory: map the shared zero page (do_anonymous_page).
+            // A verifying phase expected data here.
+            let t = &mut self.tasks[tid as usize];
+            if t.program.as_ref().is_some_and(|p| p.verifying()) {
+                t.verify_errors += 1;
+            }
             self.mem.vmas[v as usize].ptes[page] = PTE_ZERO_PAGE | PTE_ACCESSED;
             self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
             self.count_fault(tid, false);
@@ -227,7 +232,8 @@ impl Sim {
         self.tasks[tid as usize].clock = at + cpu_ns;
         self.tasks[tid as usize].fault_was_major = true;
         if !self.mem.frames[target as usize].has(PG_LOCKED) {
-            // The fronting store had the page: it is up to date, map it now.
+            // The fronting store had the page, or a synchronous device read it inside
+            // submission (engine/io.rs): it is up to date, map it now.
             return self.swapin(tid, cpu, v, touch, entry, shmem);
         }
         self.wait_on_frame(tid, target);

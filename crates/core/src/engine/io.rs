@@ -84,11 +84,16 @@ impl Sim {
     /// Block the current task until `frame`'s read completes.
     pub(crate) fn wait_on_frame(&mut self, tid: u32, frame: u32) {
         self.io.frame_waiters.entry(frame).or_default().push(tid);
+        self.io_schedule(tid);
         self.tasks[tid as usize].state = TState::Blocked;
     }
 
     /// Sleep the task until writeback progresses or `timeout` passes (reclaim_throttle).
     pub(crate) fn throttle_on_writeback(&mut self, tid: u32, timeout: u64) {
+        // Before 5.16 this sleep was congestion_wait: io_schedule_timeout, counted as iowait.
+        if self.profile < crate::config::Profile::V6 {
+            self.io_schedule(tid);
+        }
         let t = &mut self.tasks[tid as usize];
         t.state = TState::Blocked;
         t.timer_token += 1;
@@ -120,6 +125,9 @@ impl Sim {
 
     /// Submit a plug's requests to a device at `at`; returns the CPU the submitter spent.
     pub(crate) fn submit_plug(&mut self, dev: DevRef, plug: Plug, at: u64) -> u64 {
+        if self.device_mut(dev).params.synchronous {
+            return self.submit_plug_sync(dev, plug);
+        }
         let mut cpu = 0;
         for (req, frames) in plug.requests {
             let id = match self.io.free_ids.pop() {
@@ -141,6 +149,34 @@ impl Sim {
             cpu += device.block_layer_cpu_ns();
             if let Some(done) = device.submit(at + cpu, req, id) {
                 self.push(done, Ev::IoDone(id));
+            }
+        }
+        cpu
+    }
+
+    /// A synchronous device (brd, zram) serves a bio inside `submit_bio`: the driver copies
+    /// (or decompresses) in the submitter's context and ends the bio before returning, in
+    /// every era (brd's make_request did so long before SWP_SYNCHRONOUS_IO existed). So a
+    /// swap-cache read from it is up to date when submission returns and nobody sleeps on it.
+    /// Returns the submitter's CPU time.
+    fn submit_plug_sync(&mut self, dev: DevRef, plug: Plug) -> u64 {
+        let mut cpu = 0;
+        for (req, frames) in plug.requests {
+            let pages = req.pages as u64;
+            let device = self.device_mut(dev);
+            cpu += device.block_layer_cpu_ns() + device.sync_cpu_ns(pages, req.write);
+            device.sync_io(req);
+            if req.write {
+                self.stats.vm.pgpgout += pages * PAGE_KB;
+                self.io.wb_completed += frames.len() as u64;
+                for &f in &frames {
+                    self.end_writeback(f);
+                }
+            } else {
+                self.stats.vm.pgpgin += pages * PAGE_KB;
+                for &f in &frames {
+                    self.mem.frames[f as usize].flags &= !PG_LOCKED;
+                }
             }
         }
         cpu

@@ -25,6 +25,7 @@ mod events;
 pub(crate) mod fault;
 pub mod invariants;
 mod io;
+mod iowait;
 pub mod ipc;
 pub mod kthread;
 pub(crate) mod memory;
@@ -67,6 +68,7 @@ pub struct Sim {
     pub mem: Memory,
     pub swap: SwapSystem,
     pub(crate) io: IoState,
+    pub(crate) iowait: iowait::IowaitAcct,
     pub(crate) sched: Sched,
     pub tasks: Vec<Task>,
     pub stats: Stats,
@@ -98,6 +100,7 @@ impl Sim {
             mem: Memory::new(cfg),
             swap: SwapSystem::new(cfg),
             io: IoState::new(cfg),
+            iowait: iowait::IowaitAcct::new(c.machine.cpus as usize),
             sched: Sched::new(&c.sim, c.machine.cpus as usize),
             tasks: Vec::new(),
             stats: Stats::default(),

@@ -79,6 +79,7 @@ impl Sim {
                     file_reads: t.file_reads,
                     file_writes: t.file_writes,
                     background: t.background,
+                    verify_errors: t.verify_errors,
                 }
             })
             .collect();
@@ -100,6 +101,9 @@ impl Sim {
             let d = &self.io.file_dev;
             devices.push(DeviceResult { name: "file".into(), role: "file".into(), requests: d.requests, pages_read: d.pages_read, pages_written: d.pages_written, busy_ns: d.busy_ns });
         }
+        let cpu_time = elapsed.saturating_mul(self.sched.cpus.len() as u64);
+        let iowait_ns = self.iowait.total_ns(elapsed).min(cpu_time);
+        let iowait_pct = if cpu_time == 0 { 0.0 } else { (iowait_ns as f64 * 1e4 / cpu_time as f64).round() / 100.0 };
         let ra_hit_pct = if self.stats.vm.swap_ra == 0 { None } else { Some(((self.stats.vm.swap_ra_hit as f64 * 100.0 / self.stats.vm.swap_ra as f64) * 100.0).round() / 100.0) };
         SimResult {
             schema: 1,
@@ -129,6 +133,8 @@ impl Sim {
                 messages: self.ipc.messages,
                 timeseries_interval_ns: self.sample_interval,
                 channel_pages_max: self.ipc.kernel_pages_max,
+                cpu_iowait_s: iowait_ns as f64 / 1e9,
+                iowait_pct,
             },
             store: (self.swap.store.name() != "none").then(|| StoreResult {
                 name: self.swap.store.name(),

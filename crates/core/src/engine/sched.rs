@@ -43,6 +43,8 @@ impl Sim {
         }
         let sleeper = t.state != TState::New;
         t.clock = t.clock.max(at);
+        self.io_schedule_end(tid, at);
+        let t = &mut self.tasks[tid as usize];
         t.state = TState::Runnable;
         t.timer_token += 1;
         t.runnable_since = t.clock;
@@ -79,8 +81,10 @@ impl Sim {
         t.runq_wait_ns += t.clock - t.runnable_since.min(t.clock);
         t.woken = false;
         t.state = TState::Running(cpu as u32);
+        t.last_cpu = cpu as u32;
         t.slice_end = t.clock + slice;
         let c = t.clock;
+        self.iowait.cpu_busy(cpu, c);
         self.sched.cpus[cpu] = Some(tid);
         self.sched.cpu_token[cpu] += 1;
         self.push(c, Ev::Cpu(cpu as u32, self.sched.cpu_token[cpu]));
@@ -92,6 +96,8 @@ impl Sim {
         self.sched.cpu_token[cpu] += 1;
         if let Some(next) = self.sched.runq.pop_front() {
             self.dispatch(cpu, next, at);
+        } else {
+            self.iowait.cpu_idle(cpu, at);
         }
     }
 

@@ -62,6 +62,12 @@ pub struct Task {
     pub runnable_since: u64,
     /// On the run queue after a sleep (placed ahead of preempted tasks).
     pub woken: bool,
+    /// The CPU the task last ran on (where its iowait is counted, engine/iowait.rs).
+    pub last_cpu: u32,
+    /// Sleeping in io_schedule, counted in this CPU's `nr_iowait`.
+    pub iowait_cpu: Option<u32>,
+    /// Reads of a verifying phase that found no data (a page never written or lost).
+    pub verify_errors: u64,
     repeat: bool,
     /// An operation (message, buffered I/O) that blocked and is retried when the task wakes.
     pub pending_op: Option<Op>,
@@ -123,6 +129,9 @@ impl Task {
             runq_wait_ns: 0,
             runnable_since: 0,
             woken: false,
+            last_cpu: 0,
+            iowait_cpu: None,
+            verify_errors: 0,
             repeat: false,
             pending_op: None,
             ipc_wait_since: None,

@@ -74,6 +74,10 @@ impl Sim {
                         out = (Some(Step::Touch(mi, touch)), false);
                         break;
                     }
+                    if *pte & PTE_ZERO != 0 && !touch.write && program.verifying() {
+                        // The shared zero page: this page was never written (or lost).
+                        t.verify_errors += 1;
+                    }
                     *pte |= PTE_ACCESSED | if touch.write { PTE_DIRTY } else { 0 };
                     clock += cost;
                     resident += 1;
@@ -173,6 +177,8 @@ impl Sim {
         t.oom_killed = oom;
         t.pending = None;
         t.pending_op = None;
+        self.io_schedule_end(tid, end);
+        let t = &mut self.tasks[tid as usize];
         if !t.background {
             self.user_tasks_left -= 1;
         }

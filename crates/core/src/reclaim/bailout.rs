@@ -21,7 +21,10 @@ pub enum Bailout {
 }
 
 impl Bailout {
-    pub fn resolve(knob: &str, profile: Profile) -> Bailout {
+    /// The rule `knob` names; "auto" is the era's: 2.6.32 (`v2_6_32`) already had Rik van
+    /// Riel's rule (2.6.29; 2.6.32's shrink_zone: `nr_reclaimed > nr_to_reclaim && priority <
+    /// DEF_PRIORITY`, and kswapd's goal is ULONG_MAX, so it never bails).
+    pub fn resolve(knob: &str, profile: Profile, v2_6_32: bool) -> Bailout {
         match knob {
             "none" => Bailout::None,
             "rvr" => Bailout::Rvr,
@@ -29,10 +32,24 @@ impl Bailout {
             "proportional" if profile < Profile::V6 => Bailout::ProportionalFull,
             "proportional" => Bailout::Proportional,
             _ => match profile {
+                Profile::V2_6_28 if v2_6_32 => Bailout::Rvr,
                 Profile::V2_6_28 => Bailout::None,
                 Profile::V3_14 | Profile::V4_14 => Bailout::ProportionalFull,
                 Profile::V6 => Bailout::Proportional,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_is_the_eras_rule() {
+        assert_eq!(Bailout::resolve("auto", Profile::V2_6_28, false), Bailout::None, "2.6.28-rc6: none");
+        assert_eq!(Bailout::resolve("auto", Profile::V2_6_28, true), Bailout::Rvr, "2.6.32: Rik van Riel's (2.6.29)");
+        assert_eq!(Bailout::resolve("none", Profile::V2_6_28, true), Bailout::None, "an explicit knob wins");
+        assert_eq!(Bailout::resolve("auto", Profile::V6, false), Bailout::Proportional);
     }
 }

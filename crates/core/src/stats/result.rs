@@ -41,6 +41,8 @@ pub struct TaskResult {
     pub file_writes: u64,
     /// A background task: the run did not wait for it, and `elapsed_ns` ignores it.
     pub background: bool,
+    /// Reads of a verifying phase that found no data (`phase.verify`).
+    pub verify_errors: u64,
 }
 
 #[derive(Clone, Debug, Serialize, Default)]
@@ -108,6 +110,10 @@ pub struct Summary {
     /// The time series' sampling interval at the end of the run: `sim.sample_interval`, doubled
     /// each time the series reached its bound and was thinned.
     pub timeseries_interval_ns: u64,
+    /// CPU time that was iowait, summed over CPUs (/proc/stat's iowait column), and its
+    /// share of all CPU time (cpus x elapsed), as `top`'s `wa` (engine/iowait.rs).
+    pub cpu_iowait_s: f64,
+    pub iowait_pct: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -138,7 +138,8 @@ impl SwapArea {
         if tail != 0 {
             cluster_count[nclusters as usize - 1] += (SWAPFILE_CLUSTER - tail) as u16;
         }
-        let cursors = if device.params.rotational { 1 } else { cpus.max(1) };
+        let rotational = !device.params.queue_nonrot.unwrap_or(!device.params.rotational);
+        let cursors = if rotational { 1 } else { cpus.max(1) };
         SwapArea {
             name: name.to_string(),
             priority,
@@ -161,8 +162,10 @@ impl SwapArea {
         self.slots as u64 - 1 - self.inuse
     }
 
+    /// Rotational as swap sees it: without SWP_SOLIDSTATE (the queue's QUEUE_FLAG_NONROT,
+    /// `queue_nonrot`, else the device's nature).
     pub fn rotational(&self) -> bool {
-        self.device.params.rotational
+        !self.device.params.queue_nonrot.unwrap_or(!self.device.params.rotational)
     }
 
     #[inline]

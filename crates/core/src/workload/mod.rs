@@ -131,6 +131,8 @@ pub struct PhaseGen {
     done: u64,
     write_ratio: f64,
     backward: bool,
+    /// Reads check that the page holds data (`PhaseSpec::verify`).
+    pub verify: bool,
     /// The program's own CPU time per touch (`compute`).
     pub compute_ns: u64,
     /// Matrix traversal state: (k, stage, i, j, page within tile); strided: (next, lane).
@@ -171,7 +173,7 @@ impl PhaseGen {
             (_, Access::Syscall) => GenKind::Syscall,
             _ => GenKind::Touch,
         };
-        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, compute_ns: spec.compute.0, m: [0; 5], kind, trace: None }
+        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, verify: spec.verify, compute_ns: spec.compute.0, m: [0; 5], kind, trace: None }
     }
 
     /// Make this phase replay a trace.
@@ -390,6 +392,12 @@ impl Program {
             self.live = Some(self.phases[self.current].1.clone());
             self.plain = self.phases[self.current].1.kind == GenKind::Touch;
         }
+    }
+
+    /// Does the current phase verify what it reads?
+    #[inline]
+    pub fn verifying(&self) -> bool {
+        self.live.as_ref().is_some_and(|g| g.verify)
     }
 
     /// The program's own CPU time per touch in the current phase.

@@ -44,7 +44,7 @@ impl ClassicLru {
             lists: Lrus::default(),
             profile,
             swappiness: cfg.config.kernel.swappiness as u64,
-            bailout: Bailout::resolve(&cfg.config.kernel.bailout, profile),
+            bailout: Bailout::resolve(&cfg.config.kernel.bailout, profile, crate::config::era_2_6_32(&cfg.config.kernel.profile)),
             workingset_anon: profile >= Profile::V6,
             workingset_file: profile >= Profile::V3_14,
             nonresident_age: 0,

@@ -1,0 +1,96 @@
+//! What seed 002's experiment (frontswap vs swap to a ramdisk, 2.6.32) depends on: the
+//! fill-and-verify workload reads back every page it wrote; iowait is counted as the kernel
+//! counts it (an idle CPU with an io_schedule sleeper that last ran there); a synchronous
+//! device (brd) serves swap-cache reads inside submission, so nobody sleeps on them; the
+//! 2.6.32 profile keeps brd a disk to swap, and marking it non-rotational changes nothing.
+
+mod common;
+use common::*;
+
+/// Fill 40 MiB of a 28 MiB machine, then read every page back, verifying.
+fn fill_verify(profile: &str, device: &str) -> String {
+    let base = BASE.replace("profile = \"6.x\"", &format!("profile = \"{profile}\"")).replace("device = \"nvme\"", &format!("device = \"{device}\""));
+    let base = base.replace("cycles = 3", "cycles = 1\nwrite_ratio = 1.0");
+    base + "[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\nwrite_ratio = 0.0\nverify = true\n"
+}
+
+#[test]
+fn fill_and_verify_reads_back_every_page_through_every_store() {
+    for device in ["ramdisk", "hdd", "nvme"] {
+        for store in [&[][..], &["frontswap.capacity=\"8MiB\""][..], &["zswap.enabled=true"][..]] {
+            let res = run_checked(&fill_verify("2.6.32", device), store);
+            let t = &res.tasks[0];
+            assert!(v(&res, "pgmajfault") > 1000, "{device} {store:?}: the verify pass swaps in");
+            assert_eq!(t.verify_errors, 0, "{device} {store:?}: a page came back without its data");
+            assert_eq!(t.touches, 2 * 40 * MIB_PAGES, "{device} {store:?}");
+        }
+    }
+}
+
+#[test]
+fn a_verifying_read_of_memory_never_written_is_an_error() {
+    // The verify phase reads a mapping nobody wrote: every page is the zero page.
+    let text = BASE.replace("cycles = 3", "cycles = 1\nwrite_ratio = 0.0\nverify = true");
+    let res = run_checked(&text, &[]);
+    assert_eq!(res.tasks[0].verify_errors, 40 * MIB_PAGES);
+    // The same reads without `verify` are not checked.
+    let res = run_checked(&BASE.replace("cycles = 3", "cycles = 1\nwrite_ratio = 0.0"), &[]);
+    assert_eq!(res.tasks[0].verify_errors, 0);
+}
+
+#[test]
+fn iowait_is_idle_time_with_a_sleeper_on_that_cpu() {
+    // One task swapping to a disk on one CPU: it sleeps on its reads, the CPU idles.
+    let res = run_checked(&fill_verify("6.x", "hdd"), &[]);
+    let elapsed = res.summary.elapsed_s;
+    assert!(res.summary.cpu_iowait_s > 0.3 * elapsed, "iowait {} of {elapsed} s", res.summary.cpu_iowait_s);
+    assert!(res.summary.cpu_iowait_s <= elapsed);
+    let pct = 100.0 * res.summary.cpu_iowait_s / elapsed;
+    assert!((res.summary.iowait_pct - pct).abs() < 0.01, "{} vs {pct}", res.summary.iowait_pct);
+    // With a second CPU nothing runs on, the waits are still counted once: on the CPU the
+    // task last ran on (the other CPU's idle time is plain idle).
+    let res2 = run_checked(&fill_verify("6.x", "hdd"), &["machine.cpus=2"]);
+    assert!(res2.summary.cpu_iowait_s <= res2.summary.elapsed_s, "iowait {} > elapsed {}", res2.summary.cpu_iowait_s, res2.summary.elapsed_s);
+    assert!(res2.summary.iowait_pct <= 50.0, "{}", res2.summary.iowait_pct);
+    // No swapping, no waiting: no iowait.
+    let idle = run_checked(&no_swap(BASE).replace("size = \"40MiB\"", "size = \"8MiB\""), &[]);
+    assert_eq!(idle.summary.cpu_iowait_s, 0.0);
+}
+
+#[test]
+fn a_busy_cpu_hides_iowait() {
+    // A disk swapper and a CPU-bound task sharing one CPU: while the swapper sleeps on its
+    // reads the other task runs, so the CPU is busy, not in iowait. With the swapper alone the
+    // same waits are iowait.
+    let alone = run_checked(&fill_verify("6.x", "hdd"), &[]);
+    let cpu_task = "[[task]]\nname = \"spin\"\n[[task.mapping]]\nname = \"s\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"s\"\npattern = \"random\"\ntouches = 200000000\ncompute = \"50ns\"\n";
+    let shared = run_checked(&(fill_verify("6.x", "hdd") + cpu_task), &[]);
+    assert!(alone.summary.cpu_iowait_s > 0.5, "alone: {} s", alone.summary.cpu_iowait_s);
+    assert!(shared.summary.cpu_iowait_s < 0.2 * alone.summary.cpu_iowait_s, "shared {} vs alone {}", shared.summary.cpu_iowait_s, alone.summary.cpu_iowait_s);
+}
+
+#[test]
+fn a_synchronous_device_serves_swap_cache_reads_inside_submission() {
+    // 2.6.32 has no swap-cache bypass: brd reads go through the swap cache with readahead,
+    // and brd ends each bio before submit_bio returns. Nobody sleeps on them: no iowait, and
+    // the readahead pages are up to date at once.
+    let res = run_checked(&fill_verify("2.6.32", "ramdisk"), &[]);
+    assert!(v(&res, "pswpin") > 1000 && v(&res, "swap_ra") > 0);
+    assert_eq!(res.summary.cpu_iowait_s, 0.0, "a task slept on a brd read");
+}
+
+#[test]
+fn under_2_6_32_brd_is_a_disk_to_swap_and_nonrot_changes_nothing() {
+    let r = load(&fill_verify("2.6.32", "ramdisk"), &[]);
+    assert_eq!(r.swap_devices[0].params.queue_nonrot, Some(false), "2.6.32's brd set no QUEUE_FLAG_NONROT");
+    assert_eq!(load(&fill_verify("6.x", "ramdisk"), &[]).swap_devices[0].params.queue_nonrot, None);
+    // Seed 002: "queue_flag_set_unlocked(QUEUE_FLAG_NONROT, disk->queue) in brd_alloc ...
+    // didn't make any difference".
+    let base = run_checked(&fill_verify("2.6.32", "ramdisk"), &[]);
+    let nonrot = run_checked(&fill_verify("2.6.32", "ramdisk"), &["swap.0.params.queue_nonrot=true"]);
+    assert_eq!(nonrot.config.swap_devices[0].params.queue_nonrot, Some(true));
+    assert_eq!((base.elapsed_ns, v(&base, "pswpout"), v(&base, "pswpin")), (nonrot.elapsed_ns, v(&nonrot, "pswpout"), v(&nonrot, "pswpin")));
+    // A wrong type is one clear error naming the parameter.
+    let err = swaplab_core::config::load(&fill_verify("2.6.32", "ramdisk"), "w.toml", &["swap.0.params.queue_nonrot=3".into()]).unwrap_err().to_string();
+    assert!(err.contains("queue_nonrot") && err.contains("expected boolean"), "{err}");
+}
