@@ -71,12 +71,16 @@ fn a_busy_cpu_hides_iowait() {
 
 #[test]
 fn a_synchronous_device_serves_swap_cache_reads_inside_submission() {
-    // 2.6.32 has no swap-cache bypass: brd reads go through the swap cache with readahead,
-    // and brd ends each bio before submit_bio returns. Nobody sleeps on them: no iowait, and
-    // the readahead pages are up to date at once.
-    let res = run_checked(&fill_verify("2.6.32", "ramdisk"), &[]);
+    // Before 4.15 there is no swap-cache bypass: brd reads go through the swap cache with
+    // readahead, and brd ends each bio before submit_bio returns. Nobody sleeps on them: no
+    // iowait (3.14: no congestion_wait naps either), and the readahead pages are up to date
+    // at once.
+    let res = run_checked(&fill_verify("3.14", "ramdisk"), &[]);
     assert!(v(&res, "pswpin") > 1000 && v(&res, "swap_ra") > 0);
     assert_eq!(res.summary.cpu_iowait_s, 0.0, "a task slept on a brd read");
+    // 2.6.32: the same reads, and direct reclaim's congestion_wait naps, which are iowait.
+    let res = run_checked(&fill_verify("2.6.32", "ramdisk"), &[]);
+    assert!(res.summary.iowait_pct > 30.0, "2.6.32 naps: {}%", res.summary.iowait_pct);
 }
 
 #[test]

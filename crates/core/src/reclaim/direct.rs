@@ -64,6 +64,7 @@ impl Sim {
     /// throttle that preceded it) and the pages it got.
     fn account_direct_reclaim(&mut self, tid: u32, sc: &ScanControl) {
         self.stats.direct_cpu.add(&sc.cost);
+        self.iowait_held_sleep(tid, sc.slept_ns);
         let t = &mut self.tasks[tid as usize];
         t.clock += sc.elapsed();
         let mut stall = sc.elapsed();
