@@ -238,6 +238,7 @@ def compare(exp: Experiment, jobs: List[Job], results: Dict[int, Tuple[Dict[str,
             "wall_s": round(wall, 3),
             "interrupted": raw.get("interrupted", False),
             "elapsed_s": raw.get("summary", {}).get("elapsed_s"),
+            "iowait_pct": raw.get("summary", {}).get("iowait_pct"),
             "vmstat": raw.get("vmstat", {}),
             "config": raw.get("config"),
         })
