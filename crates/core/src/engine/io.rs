@@ -31,6 +31,10 @@ pub(crate) struct IoState {
     pub frame_waiters: HashMap<u32, Vec<u32>>,
     /// Tasks throttled until writeback makes progress (reclaim_throttle WRITEBACK).
     pub writeback_waiters: Vec<u32>,
+    /// Tasks in `congestion_wait` (engine/congestion.rs).
+    pub congestion_waiters: Vec<u32>,
+    /// Queues marked write-congested (`bdi_write_congested`), in the order they became so.
+    pub congested: Vec<DevRef>,
     /// Folios under writeback (`nr_writeback`).
     pub nr_writeback: u64,
     /// Pages whose writeback completed, and the count when the first throttled sleeper began.
@@ -50,6 +54,8 @@ impl IoState {
             free_ids: Vec::new(),
             frame_waiters: HashMap::new(),
             writeback_waiters: Vec::new(),
+            congestion_waiters: Vec::new(),
+            congested: Vec::new(),
             nr_writeback: 0,
             wb_completed: 0,
             wb_throttle_start: 0,
@@ -150,6 +156,7 @@ impl Sim {
             if let Some(done) = device.submit(at + cpu, req, id) {
                 self.push(done, Ev::IoDone(id));
             }
+            self.note_submit_congestion(dev);
         }
         cpu
     }
@@ -189,6 +196,7 @@ impl Sim {
         if let Some((next, done)) = self.device_mut(req.dev).complete(now) {
             self.push(done, Ev::IoDone(next));
         }
+        self.note_complete_congestion(req.dev);
         if req.write {
             for &f in &req.frames {
                 self.end_writeback(f);

@@ -3,7 +3,8 @@
 
 use super::{Sim, TState};
 use crate::mm::*;
-use crate::reclaim::{RefaultCtx, MAX_RECLAIM_RETRIES};
+use crate::config::Profile;
+use crate::reclaim::{DirectReclaim, RefaultCtx, MAX_RECLAIM_RETRIES};
 
 /// An allocation that keeps making reclaim progress which other tasks keep eating yields a
 /// jiffy after this many attempts rather than spin (the kernel's `cond_resched` /
@@ -38,13 +39,15 @@ impl Sim {
 
     /// Allocate a page for task `tid` (running on `cpu`), reclaiming as the kernel's slow path
     /// does (§3.3): fast path above low; wake kswapd; above min; direct reclaim; retry; OOM.
-    /// In memcg mode the charge is checked against the limit first (try_charge).
+    /// In memcg mode the charge is checked against the limit first (try_charge). A 2.6.28
+    /// direct reclaim that napped continues where it slept, without the fast path.
     pub(crate) fn alloc_page(&mut self, tid: u32, cpu: usize) -> Alloc {
         let mut loops = 0;
         loop {
             loops += 1;
-            if self.memcg_over() {
-                let got = self.direct_reclaim(tid, cpu, true);
+            let resume = self.tasks[tid as usize].dr_cont.as_ref().map(|c| c.memcg);
+            if resume == Some(true) || (resume.is_none() && self.memcg_over()) {
+                let DirectReclaim::Done(got) = self.direct_reclaim(tid, cpu, true, true) else { return Alloc::Blocked };
                 if !self.memcg_over() && self.nr_free() > self.mem.wm.min {
                     self.tasks[tid as usize].no_progress = 0;
                     return Alloc::Frame(self.take_frame());
@@ -54,24 +57,49 @@ impl Sim {
                     None => continue,
                 }
             }
-            let free = self.nr_free();
-            if free > self.mem.wm.low {
-                return Alloc::Frame(self.take_frame());
+            if resume.is_none() {
+                let free = self.nr_free();
+                if free > self.mem.wm.low {
+                    return Alloc::Frame(self.take_frame());
+                }
+                self.wakeup_kswapd();
+                if free > self.mem.wm.min {
+                    return Alloc::Frame(self.take_frame());
+                }
             }
-            self.wakeup_kswapd();
-            if free > self.mem.wm.min {
-                return Alloc::Frame(self.take_frame());
-            }
-            let got = self.direct_reclaim(tid, cpu, false);
+            let DirectReclaim::Done(got) = self.direct_reclaim(tid, cpu, false, true) else { return Alloc::Blocked };
             if self.nr_free() > self.mem.wm.min {
                 self.tasks[tid as usize].no_progress = 0;
                 return Alloc::Frame(self.take_frame());
             }
-            match self.after_reclaim(tid, got, loops) {
+            let next = if self.profile == Profile::V2_6_28 { self.after_reclaim_2_6_28(tid, got) } else { self.after_reclaim(tid, got, loops) };
+            match next {
                 Some(a) => return a,
                 None => continue,
             }
         }
+    }
+
+    /// 2.6.28 `__alloc_pages_internal` after `try_to_free_pages` left no page at the min
+    /// watermark: with progress, `congestion_wait(WRITE, HZ/50)` and rebalance (retry); without
+    /// (every zone all-unreclaimable), one try at the high watermark to catch a parallel OOM
+    /// kill, then `out_of_memory` and restart. No retry counter existed yet.
+    fn after_reclaim_2_6_28(&mut self, tid: u32, got: u64) -> Option<Alloc> {
+        if got > 0 {
+            let t = &mut self.tasks[tid as usize];
+            t.dr_throttle_since = Some(t.clock);
+            let timeout = self.jiffy_ns * (self.cfg.config.kernel.hz as u64 / 50).max(1);
+            self.congestion_wait(tid, timeout);
+            return Some(Alloc::Blocked);
+        }
+        if self.nr_free() > self.mem.wm.high {
+            return Some(Alloc::Frame(self.take_frame()));
+        }
+        let victim = self.oom_kill();
+        if victim == Some(tid) || victim.is_none() {
+            return Some(Alloc::Killed);
+        }
+        None
     }
 
     /// `should_reclaim_retry` and friends after a direct reclaim that did not free enough.
@@ -123,7 +151,7 @@ impl Sim {
     /// short rather than waited for.
     pub(crate) fn try_alloc_nowait(&mut self, tid: u32, cpu: usize) -> Option<u32> {
         if self.memcg_over() {
-            self.direct_reclaim(tid, cpu, true);
+            self.direct_reclaim(tid, cpu, true, false);
             if self.memcg_over() {
                 return None;
             }
@@ -141,6 +169,9 @@ impl Sim {
         debug_assert!(!self.mem.frames[f as usize].has(PG_LRU));
         self.mem.frames[f as usize] = Frame::FREE;
         self.mem.free_list.push(f);
+        // free_pages_bulk: a freed page ends the zone's unreclaimable streak (2.6.28).
+        self.reclaim.pages_scanned = 0;
+        self.reclaim.all_unreclaimable = false;
         self.mem.charged -= 1;
         self.stats.vm.pgfree += 1;
     }
@@ -261,6 +292,7 @@ impl Sim {
         // Take it off whatever it waits on.
         self.sched.runq.retain(|&t| t != victim);
         self.io.writeback_waiters.retain(|&t| t != victim);
+        self.io.congestion_waiters.retain(|&t| t != victim);
         for ws in self.io.frame_waiters.values_mut() {
             ws.retain(|&t| t != victim);
         }

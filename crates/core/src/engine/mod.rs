@@ -21,6 +21,7 @@
 //! faults, `memory.rs` page allocation and teardown, `ipc.rs` messages and buffered file I/O,
 //! `report.rs` samples and the result, `invariants.rs` consistency checks.
 
+mod congestion;
 mod events;
 pub(crate) mod fault;
 pub mod invariants;

@@ -154,6 +154,7 @@ impl Sim {
             return;
         }
         self.io.writeback_waiters.retain(|&w| w != tid);
+        self.io.congestion_waiters.retain(|&w| w != tid);
         let now = self.now;
         self.wake(tid, now);
     }

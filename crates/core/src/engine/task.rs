@@ -56,6 +56,8 @@ pub struct Task {
     pub dr_pages_hist: Histogram,
     /// Direct-reclaim stall in progress (throttled waits count as stall).
     pub dr_throttle_since: Option<u64>,
+    /// A 2.6.28 direct reclaim asleep in its `congestion_wait` nap, continued on wake-up.
+    pub dr_cont: Option<crate::reclaim::DirectReclaimCont>,
     pub oom_killed: bool,
     /// Time spent runnable but waiting for a CPU.
     pub runq_wait_ns: u64,
@@ -125,6 +127,7 @@ impl Task {
             dr_stall_hist: Histogram::default(),
             dr_pages_hist: Histogram::default(),
             dr_throttle_since: None,
+            dr_cont: None,
             oom_killed: false,
             runq_wait_ns: 0,
             runnable_since: 0,

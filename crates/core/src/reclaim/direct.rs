@@ -1,73 +1,133 @@
 //! Direct reclaim: `try_to_free_pages` (global) and `try_to_free_mem_cgroup_pages` (memcg
 //! limit), the priority loop of `do_try_to_free_pages` (kernel-algorithms.md §3.5), run in the
 //! allocating task's context.
+//!
+//! 2.6.28's loop sleeps: after a pass below DEF_PRIORITY − 2 that scanned anything it "takes a
+//! nap, waits for some writeback to complete" in `congestion_wait(WRITE, HZ/10)` (2.6.28
+//! mm/vmscan.c `do_try_to_free_pages`). The task gives its CPU up for the nap; the loop's state
+//! (priority, pages reclaimed so far) is kept in the task (`DirectReclaimCont`) and the loop
+//! continues at the next priority when the task wakes and retries its allocation. Other tasks
+//! reclaim meanwhile: this is how thousands of processes end up reclaiming at the same time
+//! (seed 001, "if 10000 thread call reclaim at that time, system reclaim 32*10000 pages").
 
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::config::Profile;
 use crate::engine::Sim;
 
+/// A 2.6.28 direct reclaim asleep in `congestion_wait`: where its priority loop resumes.
+#[derive(Clone, Debug)]
+pub struct DirectReclaimCont {
+    /// Limit reclaim of the memory cgroup (else global).
+    pub memcg: bool,
+    /// The next priority to scan at (−1: the loop is over, only its end remains).
+    priority: i32,
+    nr_reclaimed: u64,
+    /// `sc->all_unreclaimable` of the last pass (2.6.28 `shrink_zones`).
+    all_unreclaimable: bool,
+}
+
+/// What a direct-reclaim call did.
+pub(crate) enum DirectReclaim {
+    /// The loop ended: pages reclaimed (2.6.28: its `did_some_progress`, see `direct_reclaim`).
+    Done(u64),
+    /// The task sleeps in `congestion_wait`; its allocation is retried when it wakes.
+    Napping,
+}
+
 impl Sim {
     /// Reclaim at least `SWAP_CLUSTER_MAX` pages for task `tid` on `cpu`, lowering the priority
-    /// until it does. Charges its CPU to the task, records the stall; returns pages reclaimed.
-    pub(crate) fn direct_reclaim(&mut self, tid: u32, cpu: usize, memcg: bool) -> u64 {
-        if !memcg {
+    /// until it does. Charges its CPU to the task, records the stall. `may_nap`: the caller
+    /// can sleep (not a readahead page, which is dropped rather than waited for).
+    pub(crate) fn direct_reclaim(&mut self, tid: u32, cpu: usize, memcg: bool, may_nap: bool) -> DirectReclaim {
+        let cont = self.tasks[tid as usize].dr_cont.take();
+        if cont.is_none() && !memcg {
             self.stats.vm.allocstall += 1;
             self.stats.vm.allocstall_normal += 1;
         }
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, memcg, cpu);
+        let mut all_unreclaimable = false;
+        if let Some(c) = &cont {
+            sc.priority = c.priority;
+            sc.nr_reclaimed = c.nr_reclaimed;
+            all_unreclaimable = c.all_unreclaimable;
+        }
         let start = self.tasks[tid as usize].clock;
-        loop {
+        while sc.priority >= 0 {
             sc.nr_scanned = 0;
             sc.nr_taken = 0;
             sc.nr_writeback = 0;
             // Writes that completed while we scanned have rotated their pages to the tail.
-            self.complete_io_until(start + sc.elapsed());
-            self.shrink_node(&mut sc);
+            self.complete_io_until(start + sc.cost.total());
+            all_unreclaimable = self.shrink_zones(&mut sc);
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
             }
-            if self.direct_reclaim_should_stop(&mut sc) {
+            if self.profile == Profile::V2_6_28 {
+                let nap = sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2;
+                sc.priority -= 1;
+                if nap && may_nap {
+                    self.direct_reclaim_nap(tid, &sc, memcg, all_unreclaimable);
+                    return DirectReclaim::Napping;
+                }
+                continue;
+            }
+            if self.direct_reclaim_should_stop(&sc) {
                 break;
             }
             sc.priority -= 1;
-            if sc.priority < 0 {
-                break;
-            }
         }
         self.reclaim_cycle_end();
         self.account_direct_reclaim(tid, &sc);
         if sc.nr_reclaimed > 0 {
             self.reclaim.kswapd_failures = 0;
         }
-        sc.nr_reclaimed
+        if self.profile == Profile::V2_6_28 && sc.nr_reclaimed < sc.nr_to_reclaim && !memcg && !all_unreclaimable {
+            // "top priority shrink_zones still had more to do? don't OOM, then": progress.
+            return DirectReclaim::Done(sc.nr_reclaimed.max(1));
+        }
+        DirectReclaim::Done(sc.nr_reclaimed)
+    }
+
+    /// 2.6.28 `shrink_zones`: a zone kswapd marked all-unreclaimable is skipped below
+    /// DEF_PRIORITY ("let kswapd poll it"); returns `sc->all_unreclaimable`.
+    fn shrink_zones(&mut self, sc: &mut ScanControl) -> bool {
+        if self.profile == Profile::V2_6_28 && self.reclaim.all_unreclaimable && sc.priority != DEF_PRIORITY && !sc.memcg {
+            return true;
+        }
+        self.shrink_node(sc);
+        false
+    }
+
+    /// 2.6.28 `congestion_wait(WRITE, HZ/10)` inside the priority loop: charge the CPU spent so
+    /// far, keep the loop's state, sleep.
+    fn direct_reclaim_nap(&mut self, tid: u32, sc: &ScanControl, memcg: bool, all_unreclaimable: bool) {
+        self.stats.direct_cpu.add(&sc.cost);
+        let cpu = sc.cost.total();
+        let t = &mut self.tasks[tid as usize];
+        t.clock += cpu;
+        let since = t.clock - cpu;
+        t.dr_throttle_since.get_or_insert(since);
+        t.dr_cont = Some(DirectReclaimCont { memcg, priority: sc.priority, nr_reclaimed: sc.nr_reclaimed, all_unreclaimable });
+        let timeout = self.hz_div_10_ns();
+        self.congestion_wait(tid, timeout);
     }
 
     /// What the era does after a pass that did not reach the goal: true to give up this call.
-    fn direct_reclaim_should_stop(&mut self, sc: &mut ScanControl) -> bool {
-        if self.profile == Profile::V2_6_28 {
-            // 2.6.28 do_try_to_free_pages: "Take a nap, wait for some writeback to
-            // complete": congestion_wait(WRITE, HZ/10) after every pass below
-            // DEF_PRIORITY - 2 that scanned anything; it sleeps the whole timeout unless a
-            // congested queue drains. No writeback-aware early exit existed yet.
-            if sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2 {
-                sc.slept_ns += self.hz_div_10_ns();
-            }
-            return false;
-        }
+    fn direct_reclaim_should_stop(&mut self, sc: &ScanControl) -> bool {
         // Everything this pass took is under writeback (or its queue is congested): the
         // kernel sleeps here (wait_iff_congested / reclaim_throttle, HZ/10) instead of scanning
         // ever larger fractions; the caller throttles us until writes complete.
         sc.writeback_stall || (sc.nr_reclaimed == 0 && sc.nr_taken > 0 && (sc.nr_writeback + sc.nr_congested) * 2 >= sc.nr_taken)
     }
 
-    /// Charge a direct-reclaim call to its task: CPU time, the stall (including a writeback
-    /// throttle that preceded it) and the pages it got.
+    /// Charge a direct-reclaim call to its task: CPU time, the stall (including naps and a
+    /// writeback throttle that preceded it) and the pages it got.
     fn account_direct_reclaim(&mut self, tid: u32, sc: &ScanControl) {
         self.stats.direct_cpu.add(&sc.cost);
         self.iowait_held_sleep(tid, sc.slept_ns);
         let t = &mut self.tasks[tid as usize];
-        t.clock += sc.elapsed();
-        let mut stall = sc.elapsed();
+        t.clock += sc.cost.total();
+        let mut stall = sc.cost.total();
         if let Some(since) = t.dr_throttle_since.take() {
             stall = t.clock.saturating_sub(since);
         }

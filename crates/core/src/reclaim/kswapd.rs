@@ -2,8 +2,25 @@
 //! `balance_pgdat`'s priority loop until the node is above the high watermark, then naps
 //! HZ/10 and sleeps until woken. It is a kernel thread: one step is one `shrink_node` pass
 //! at the current priority, so other tasks run between passes.
+//!
+//! Two eras:
+//! * 2.6.35+ (`step_modern`): the loop of §3.4; after it, `kswapd_try_to_sleep` naps HZ/10
+//!   and re-checks the watermark when the nap ends: a node that fell below high again counts
+//!   `kswapd_high_wmark_hit_quickly` and kswapd goes straight back to work (so it resumes
+//!   between low and high, without waiting for an allocation to fail at low); an allocation
+//!   that wakes it during the nap counts `kswapd_low_wmark_hit_quickly`.
+//! * 2.6.28 (`step_2_6_28`, mm/vmscan.c `balance_pgdat` of that release): the run restarts at
+//!   DEF_PRIORITY (`loop_again`) as soon as it has reclaimed SWAP_CLUSTER_MAX pages, so that
+//!   kswapd "doesn't build up large priorities ... when it is freeing in parallel with
+//!   allocators"; after a pass below DEF_PRIORITY − 2 that scanned anything it naps in
+//!   `congestion_wait(WRITE, HZ/10)`; it never gives up on a node (no `kswapd_failures`) but
+//!   marks it all-unreclaimable once it has scanned six times its LRU pages without a page
+//!   being freed; it writes even to a congested queue (PF_SWAPWRITE, `may_write_to_queue`);
+//!   there is no `reclaim_throttle`, and no nap before sleeping (kswapd sleeps on
+//!   `kswapd_wait` as soon as every zone is above high).
 
 use super::{ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
+use crate::config::Profile;
 use crate::engine::{KernelThread, KthreadStep, Sim, TState};
 
 /// kswapd's progress through one `balance_pgdat` run, and its sleep.
@@ -14,11 +31,14 @@ pub struct KswapdState {
     pub priority: i32,
     /// Pages reclaimed in this balance_pgdat run.
     pub reclaimed: u64,
-    /// When the HZ/10 nap of `kswapd_try_to_sleep` ends (a wake-up before it counts
-    /// `kswapd_low_wmark_hit_quickly`).
-    pub nap_until: Option<u64>,
     /// Sleeping in reclaim_throttle(WRITEBACK).
     pub throttled: bool,
+    /// In the HZ/10 nap of `kswapd_try_to_sleep` (2.6.35+), on `kswapd_wait`.
+    pub napping: bool,
+    /// In 2.6.28's `congestion_wait(WRITE, HZ/10)` inside balance_pgdat.
+    pub congestion_wait: bool,
+    /// Pages scanned in this 2.6.28 balance_pgdat run (`total_scanned`).
+    pub total_scanned: u64,
 }
 
 /// The kswapd kernel thread of the one node.
@@ -31,69 +51,143 @@ impl KernelThread for Kswapd {
 
     /// One iteration of `balance_pgdat`'s priority loop.
     fn step(&mut self, sim: &mut Sim, tid: u32) -> KthreadStep {
-        let ks = &mut sim.reclaim.kswapd;
-        if !ks.active {
-            sim.stats.vm.pageoutrun += 1;
-            ks.active = true;
-            ks.priority = DEF_PRIORITY;
-            ks.reclaimed = 0;
+        if sim.profile == Profile::V2_6_28 {
+            step_2_6_28(sim, tid)
+        } else {
+            step_modern(sim, tid)
         }
-        if sim.pgdat_balanced() || sim.reclaim.kswapd_failures >= MAX_RECLAIM_RETRIES {
-            // prepare_kswapd_sleep: nap HZ/10, then sleep until woken.
-            sim.reclaim_cycle_end();
-            let at = sim.tasks[tid as usize].clock;
-            let nap = sim.hz_div_10_ns();
-            let ks = &mut sim.reclaim.kswapd;
-            ks.active = false;
-            ks.nap_until = Some(at + nap);
-            return KthreadStep::Sleep;
-        }
-        let cpu = match sim.tasks[tid as usize].state {
-            TState::Running(c) => c as usize,
-            _ => unreachable!("kswapd steps only on a CPU"),
-        };
-        let mut sc = ScanControl::new(sim.mem.wm.high.max(SWAP_CLUSTER_MAX), true, false, cpu);
-        sc.priority = sim.reclaim.kswapd.priority;
-        sim.kswapd_age(&mut sc);
-        // lru_gen_age_node's out_of_memory(): a kill frees memory and the next step rechecks;
-        // with no task to kill, kswapd reclaims as usual.
-        if sc.oom && sim.oom_kill().is_some() {
-            sim.stats.kswapd_cpu.add(&sc.cost);
-            sim.tasks[tid as usize].clock += sc.cost.total().max(1);
-            return KthreadStep::Continue;
-        }
-        sim.shrink_node(&mut sc);
-        let got = sc.nr_reclaimed;
-        let ks = &mut sim.reclaim.kswapd;
-        ks.reclaimed += got;
-        let scanned_enough = sc.nr_scanned.max(sc.nr_reclaimed) >= sc.nr_to_reclaim;
-        if (!scanned_enough || got == 0) && !sc.writeback_stall {
-            ks.priority -= 1;
-        }
-        // A step always takes some time, so that kswapd cannot loop at one instant.
-        sim.stats.kswapd_cpu.add(&sc.cost);
-        sim.tasks[tid as usize].clock += sc.cost.total().max(1);
-        if ks.priority < 1 {
-            // End of one balance_pgdat run.
-            if ks.reclaimed == 0 {
-                sim.reclaim.kswapd_failures += 1;
-            }
-            sim.reclaim.kswapd.active = false;
-        }
-        if (sc.writeback_stall || got == 0) && (sc.nr_immediate > 0 || sc.nr_congested > 0 || sim.io.nr_writeback > 0) && !sim.pgdat_balanced() {
-            // reclaim_throttle(WRITEBACK): wait for writeback completions (HZ/10 at most).
-            sim.note_writeback_throttle();
-            sim.reclaim.kswapd.throttled = true;
-            let timeout = sim.hz_div_10_ns();
-            return KthreadStep::SleepUntil(sim.tasks[tid as usize].clock + timeout);
-        }
-        KthreadStep::Continue
     }
 
-    /// The writeback throttle's timeout: run again.
-    fn timer(&mut self, sim: &mut Sim, _tid: u32) -> bool {
-        std::mem::take(&mut sim.reclaim.kswapd.throttled)
+    /// A timer of kswapd fired while it slept: the end of the writeback throttle, of 2.6.28's
+    /// congestion_wait, or of the nap before sleeping (which re-checks the watermark).
+    fn timer(&mut self, sim: &mut Sim, tid: u32) -> bool {
+        let ks = &mut sim.reclaim.kswapd;
+        if std::mem::take(&mut ks.throttled) || std::mem::take(&mut ks.congestion_wait) {
+            return true;
+        }
+        if std::mem::take(&mut ks.napping) {
+            if !sim.pgdat_balanced() && sim.reclaim.kswapd_failures < MAX_RECLAIM_RETRIES {
+                sim.stats.vm.kswapd_high_wmark_hit_quickly += 1;
+                return true;
+            }
+            // The node stayed balanced through the nap: sleep until the next wakeup_kswapd.
+            sim.tasks[tid as usize].state = TState::Sleeping;
+        }
+        false
     }
+}
+
+fn running_cpu(sim: &Sim, tid: u32) -> usize {
+    match sim.tasks[tid as usize].state {
+        TState::Running(c) => c as usize,
+        _ => unreachable!("kswapd steps only on a CPU"),
+    }
+}
+
+/// One pass of the 2.6.35+ `balance_pgdat`.
+fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
+    let ks = &mut sim.reclaim.kswapd;
+    if !ks.active {
+        sim.stats.vm.pageoutrun += 1;
+        ks.active = true;
+        ks.priority = DEF_PRIORITY;
+        ks.reclaimed = 0;
+    }
+    if sim.pgdat_balanced() || sim.reclaim.kswapd_failures >= MAX_RECLAIM_RETRIES {
+        // prepare_kswapd_sleep: nap HZ/10 on kswapd_wait, re-check, then sleep until woken.
+        sim.reclaim_cycle_end();
+        let at = sim.tasks[tid as usize].clock;
+        let nap = sim.hz_div_10_ns();
+        let ks = &mut sim.reclaim.kswapd;
+        ks.active = false;
+        ks.napping = true;
+        return KthreadStep::SleepUntil(at + nap);
+    }
+    let cpu = running_cpu(sim, tid);
+    let mut sc = ScanControl::new(sim.mem.wm.high.max(SWAP_CLUSTER_MAX), true, false, cpu);
+    sc.priority = sim.reclaim.kswapd.priority;
+    sim.kswapd_age(&mut sc);
+    // lru_gen_age_node's out_of_memory(): a kill frees memory and the next step rechecks;
+    // with no task to kill, kswapd reclaims as usual.
+    if sc.oom && sim.oom_kill().is_some() {
+        sim.stats.kswapd_cpu.add(&sc.cost);
+        sim.tasks[tid as usize].clock += sc.cost.total().max(1);
+        return KthreadStep::Continue;
+    }
+    sim.shrink_node(&mut sc);
+    let got = sc.nr_reclaimed;
+    let ks = &mut sim.reclaim.kswapd;
+    ks.reclaimed += got;
+    let scanned_enough = sc.nr_scanned.max(sc.nr_reclaimed) >= sc.nr_to_reclaim;
+    if (!scanned_enough || got == 0) && !sc.writeback_stall {
+        ks.priority -= 1;
+    }
+    // A step always takes some time, so that kswapd cannot loop at one instant.
+    sim.stats.kswapd_cpu.add(&sc.cost);
+    sim.tasks[tid as usize].clock += sc.cost.total().max(1);
+    if ks.priority < 1 {
+        // End of one balance_pgdat run.
+        if ks.reclaimed == 0 {
+            sim.reclaim.kswapd_failures += 1;
+        }
+        sim.reclaim.kswapd.active = false;
+    }
+    if (sc.writeback_stall || got == 0) && (sc.nr_immediate > 0 || sc.nr_congested > 0 || sim.io.nr_writeback > 0) && !sim.pgdat_balanced() {
+        // reclaim_throttle(WRITEBACK): wait for writeback completions (HZ/10 at most).
+        sim.note_writeback_throttle();
+        sim.reclaim.kswapd.throttled = true;
+        let timeout = sim.hz_div_10_ns();
+        return KthreadStep::SleepUntil(sim.tasks[tid as usize].clock + timeout);
+    }
+    KthreadStep::Continue
+}
+
+/// One zone pass of 2.6.28's `balance_pgdat` (see the module doc).
+fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
+    let ks = &mut sim.reclaim.kswapd;
+    if !ks.active {
+        sim.stats.vm.pageoutrun += 1;
+        ks.active = true;
+        ks.priority = DEF_PRIORITY;
+        ks.reclaimed = 0;
+        ks.total_scanned = 0;
+    }
+    if sim.pgdat_balanced() {
+        // all_zones_ok: balance_pgdat returns and kswapd sleeps on kswapd_wait.
+        sim.reclaim_cycle_end();
+        sim.reclaim.kswapd.active = false;
+        return KthreadStep::Sleep;
+    }
+    let cpu = running_cpu(sim, tid);
+    let mut sc = ScanControl::new(sim.mem.wm.high.max(SWAP_CLUSTER_MAX), true, false, cpu);
+    sc.priority = sim.reclaim.kswapd.priority;
+    let unreclaimable = sim.reclaim.all_unreclaimable && sc.priority != DEF_PRIORITY;
+    if !unreclaimable {
+        sim.kswapd_age(&mut sc);
+        sim.shrink_node(&mut sc);
+        let lru: u64 = sim.reclaim.lru_sizes().iter().sum();
+        if sim.reclaim.pages_scanned >= lru * 6 {
+            sim.reclaim.all_unreclaimable = true;
+        }
+    }
+    sim.stats.kswapd_cpu.add(&sc.cost);
+    sim.tasks[tid as usize].clock += sc.cost.total().max(1);
+    let ks = &mut sim.reclaim.kswapd;
+    ks.reclaimed += sc.nr_reclaimed;
+    ks.total_scanned += sc.nr_scanned;
+    let nap = ks.total_scanned > 0 && ks.priority < DEF_PRIORITY - 2;
+    if ks.reclaimed >= SWAP_CLUSTER_MAX || ks.priority == 0 {
+        // Break out of the priority loop; not all zones are ok: loop_again at DEF_PRIORITY.
+        ks.active = false;
+    } else {
+        ks.priority -= 1;
+    }
+    if nap {
+        ks.congestion_wait = true;
+        let timeout = sim.hz_div_10_ns();
+        return KthreadStep::SleepUntil(sim.tasks[tid as usize].clock + timeout);
+    }
+    KthreadStep::Continue
 }
 
 impl Sim {
@@ -103,17 +197,25 @@ impl Sim {
         if self.reclaim.kswapd_failures >= MAX_RECLAIM_RETRIES || self.pgdat_balanced() {
             return;
         }
-        if self.tasks[k as usize].state != TState::Sleeping {
+        // Only a kswapd on kswapd_wait is woken: asleep, or in the nap before sleeping.
+        let ks = &mut self.reclaim.kswapd;
+        if ks.napping {
+            ks.napping = false;
+            self.stats.vm.kswapd_low_wmark_hit_quickly += 1;
+        } else if self.tasks[k as usize].state != TState::Sleeping {
             return;
         }
-        if let Some(until) = self.reclaim.kswapd.nap_until.take() {
-            if self.now < until {
-                self.stats.vm.kswapd_low_wmark_hit_quickly += 1;
-            }
-        }
-        self.reclaim.kswapd.throttled = false;
         let now = self.now;
         self.wake(k, now);
+    }
+
+    /// A congested queue cleared: a kswapd in 2.6.28's congestion_wait runs again.
+    pub(crate) fn kswapd_congestion_cleared(&mut self) {
+        if std::mem::take(&mut self.reclaim.kswapd.congestion_wait) {
+            let k = self.kswapd;
+            let now = self.now;
+            self.wake(k, now);
+        }
     }
 
     /// A write completed: a kswapd throttled on writeback runs again.

@@ -18,6 +18,8 @@ mod pageout;
 pub mod policy;
 
 pub use bailout::Bailout;
+pub use direct::DirectReclaimCont;
+pub(crate) use direct::DirectReclaim;
 pub use policy::{LruGenRmap, LruPolicy, RefaultCtx};
 
 use crate::config::Resolved;
@@ -39,11 +41,16 @@ pub struct ReclaimState {
     /// `pgdat->kswapd_failures`: balance_pgdat runs in a row that reclaimed nothing (§3.4).
     pub kswapd_failures: u32,
     pub kswapd: kswapd::KswapdState,
+    /// 2.6.28 `zone->pages_scanned`: pages scanned since a page was last freed.
+    pub pages_scanned: u64,
+    /// 2.6.28 `ZONE_ALL_UNRECLAIMABLE`: kswapd saw `pages_scanned` pass six times the LRU
+    /// pages; cleared when a page is freed (`free_pages_bulk`).
+    pub all_unreclaimable: bool,
 }
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default() }
+        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, all_unreclaimable: false }
     }
 
     /// The policy, outside its own reclaim passes.
@@ -93,8 +100,6 @@ pub struct ScanControl {
     pub file_is_tiny: bool,
     /// CPU time spent so far, by category.
     pub cost: CpuCost,
-    /// Time slept inside the pass (2.6.28's congestion_wait), not CPU.
-    pub slept_ns: u64,
     /// The policy asks for the OOM killer (MGLRU's `min_ttl_ms`); the reclaim driver invokes
     /// it once the policy's pass has returned.
     pub oom: bool,
@@ -119,14 +124,8 @@ impl ScanControl {
             cache_trim_mode: false,
             file_is_tiny: false,
             cost: CpuCost::default(),
-            slept_ns: 0,
             oom: false,
         }
-    }
-
-    /// Time since the reclaim call began: its CPU and its sleeps.
-    pub fn elapsed(&self) -> u64 {
-        self.cost.total() + self.slept_ns
     }
 }
 

@@ -134,7 +134,12 @@ impl Sim {
     /// freed at once; an asynchronous one is `Queued` and the folio is kept until its writeback
     /// ends and rotates it.
     fn pageout(&mut self, f: u32, swap_backed: bool, sc: &mut ScanControl, batch: &mut Batch) -> Option<WriteOutcome> {
-        let congested = if swap_backed {
+        let dev = if swap_backed { DevRef::Swap(self.mem.frames[f as usize].swap_dev()) } else { DevRef::File };
+        let congested = if self.profile == Profile::V2_6_28 {
+            // may_write_to_queue: kswapd (PF_SWAPWRITE) writes regardless; a direct reclaimer
+            // skips a queue marked congested.
+            !sc.kswapd && self.bdi_write_congested(dev)
+        } else if swap_backed {
             self.swap_queue_congested(self.mem.frames[f as usize].swap_dev(), &batch.swap)
         } else {
             self.io.file_dev.in_flight() + batch.file.requests.len() as u64 >= self.io.file_dev.params.nr_requests as u64
@@ -175,7 +180,7 @@ impl Sim {
     /// submission as block-layer time.
     fn submit_batch(&mut self, batch: Batch, sc: &mut ScanControl) {
         let reclaimer_clock = if sc.kswapd { self.tasks[self.kswapd as usize].clock } else { self.now };
-        let at = reclaimer_clock + sc.elapsed() + batch.cost.total();
+        let at = reclaimer_clock + sc.cost.total() + batch.cost.total();
         let mut cpu = batch.swap.submit(self, at);
         if !batch.file.is_empty() {
             cpu += self.submit_plug(DevRef::File, batch.file, at + cpu);

@@ -39,9 +39,10 @@ macro_rules! vmstat {
     };
 }
 
-// `kswapd_high_wmark_hit_quickly` and `pgscan_direct_throttle` are kernel counters whose
-// mechanisms are not modelled yet (kswapd re-checking the watermarks when its HZ/10 nap ends;
-// `throttle_direct_reclaim` on pfmemalloc reserves): they read 0 until those mechanisms exist.
+// `pgscan_direct_throttle` is a kernel counter whose mechanism is not modelled yet
+// (`throttle_direct_reclaim` on pfmemalloc reserves): it reads 0 until that mechanism exists.
+// `kswapd_{low,high}_wmark_hit_quickly` count the end of kswapd's HZ/10 nap (2.6.35+;
+// reclaim/kswapd.rs) and read 0 on 2.6.28, which had no nap.
 vmstat!(
     pswpin, pswpout, swap_ra, swap_ra_hit, pgfault, pgmajfault,
     pgscan_kswapd, pgscan_direct, pgsteal_kswapd, pgsteal_direct,

@@ -233,6 +233,9 @@ impl ClassicLru {
             fr.flags |= PG_WORKINGSET;
             self.lists.add_head(&mut sim.mem.frames, f, LruList::of(anon, false));
         }
+        if self.profile == Profile::V2_6_28 && !sc.memcg {
+            sim.reclaim.pages_scanned += taken;
+        }
         sim.stats.vm.pgrefill += taken;
         sim.stats.vm.pgdeactivate += taken;
         self.recent_scanned[!anon as usize] += taken;
@@ -262,6 +265,9 @@ impl ClassicLru {
         }
         sc.nr_taken += taken;
         sc.nr_scanned += taken;
+        if self.profile == Profile::V2_6_28 && !sc.memcg {
+            sim.reclaim.pages_scanned += taken;
+        }
         self.recent_scanned[!anon as usize] += taken;
         count_scan(sim, sc, anon, taken);
         let res = sim.shrink_folio_list(self, isolated, sc);
