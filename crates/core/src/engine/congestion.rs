@@ -79,3 +79,17 @@ impl Sim {
         self.push(wake_at, super::Ev::Timer(tid, token));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::congestion_thresholds;
+
+    /// blk_queue_congestion_threshold: 113 on / 103 off for the default 128 requests; tiny
+    /// queues stay sane.
+    #[test]
+    fn congestion_thresholds_match_the_block_layer() {
+        assert_eq!(congestion_thresholds(128), (113, 103));
+        assert_eq!(congestion_thresholds(4), (4, 3));
+        assert_eq!(congestion_thresholds(1), (1, 1));
+    }
+}

@@ -137,8 +137,10 @@ impl Sim {
         let dev = if swap_backed { DevRef::Swap(self.mem.frames[f as usize].swap_dev()) } else { DevRef::File };
         let congested = if self.profile == Profile::V2_6_28 {
             // may_write_to_queue: kswapd (PF_SWAPWRITE) writes regardless; a direct reclaimer
-            // skips a queue marked congested.
-            !sc.kswapd && self.bdi_write_congested(dev)
+            // skips a queue marked congested. Swap-cache pages belong to swapper_space, whose
+            // swap_backing_dev_info is never marked congested: swap writes always go (the
+            // submitter would wait for a free request instead).
+            !sc.kswapd && !swap_backed && self.bdi_write_congested(dev)
         } else if swap_backed {
             self.swap_queue_congested(self.mem.frames[f as usize].swap_dev(), &batch.swap)
         } else {
