@@ -35,6 +35,8 @@ pub struct ClassicLru {
     recent_rotated: [u64; 2],
     /// `workingset_activate_*` at the end of the last reclaim cycle (snapshot_refaults).
     refault_snapshot: [u64; 2],
+    /// 2.6.28 `zone->lru[l].nr_scan`: scan credit carried between global reclaim passes.
+    nr_scan: [u64; 4],
 }
 
 impl ClassicLru {
@@ -53,6 +55,7 @@ impl ClassicLru {
             recent_scanned: [0; 2],
             recent_rotated: [0; 2],
             refault_snapshot: [0; 2],
+            nr_scan: [0; 4],
         }
     }
 

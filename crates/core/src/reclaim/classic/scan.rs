@@ -71,6 +71,9 @@ impl ClassicLru {
         } else {
             ScanBalance::Fract
         };
+        if self.profile == Profile::V2_6_28 && !sc.memcg {
+            return self.get_scan_count_2_6_28(sc, mode);
+        }
         let (ap, fp, denom) = if mode == ScanBalance::Fract { self.scan_fractions() } else { (0, 0, 1) };
         let mut nr = [0u64; 4];
         for l in LruList::ALL {
@@ -86,6 +89,35 @@ impl ClassicLru {
                 ScanBalance::Anon | ScanBalance::File => {}
             }
             nr[l as usize] = scan;
+        }
+        nr
+    }
+
+    /// 2.6.28 `shrink_zone`'s targets: `size >> priority` scaled by `get_scan_ratio`'s percent
+    /// (none at priority 0), added *plus one* to the list's `nr_scan` credit; a list is scanned
+    /// only once its credit reaches SWAP_CLUSTER_MAX, and then all of it. Small lists and high
+    /// priorities therefore scan nothing for several passes and then a batch of 32 or more;
+    /// every pass, of every reclaimer, adds to the credit.
+    fn get_scan_count_2_6_28(&mut self, sc: &ScanControl, mode: ScanBalance) -> [u64; 4] {
+        let (ap, _, denom) = if mode == ScanBalance::Fract { self.scan_fractions() } else { (0, 0, 1) };
+        let anon_pct = if denom > 0 { 100 * ap / denom } else { 0 };
+        let mut nr = [0u64; 4];
+        for l in LruList::ALL {
+            let mut scan = self.size(l) >> sc.priority;
+            if sc.priority > 0 {
+                let pct = match mode {
+                    ScanBalance::Fract => if l.is_anon() { anon_pct } else { 100 - anon_pct },
+                    ScanBalance::Anon => if l.is_anon() { 100 } else { 0 },
+                    ScanBalance::File => if l.is_anon() { 0 } else { 100 },
+                    ScanBalance::Equal => 100,
+                };
+                scan = scan * pct / 100;
+            }
+            let li = l as usize;
+            self.nr_scan[li] += scan + 1;
+            if self.nr_scan[li] >= SWAP_CLUSTER_MAX {
+                nr[li] = std::mem::take(&mut self.nr_scan[li]);
+            }
         }
         nr
     }
@@ -200,7 +232,15 @@ impl ClassicLru {
 
     fn shrink_list(&mut self, sim: &mut Sim, l: LruList, n: u64, sc: &mut ScanControl) -> u64 {
         if l.is_active() {
-            let gate = if self.profile >= Profile::V6 { sc.may_deactivate[!l.is_anon() as usize] } else { self.inactive_is_low(l.is_anon()) };
+            // 2.6.28 shrink_list deactivates active file pages unconditionally
+            // (inactive_file_is_low arrived in 2.6.31).
+            let gate = if self.profile >= Profile::V6 {
+                sc.may_deactivate[!l.is_anon() as usize]
+            } else if self.profile == Profile::V2_6_28 && !l.is_anon() {
+                true
+            } else {
+                self.inactive_is_low(l.is_anon())
+            };
             if gate {
                 self.shrink_active_list(sim, n, l, sc);
             }
@@ -319,5 +359,29 @@ fn count_steal(sim: &mut Sim, sc: &ScanControl, anon: bool, reclaimed: u64) {
         vm.pgsteal_anon += reclaimed;
     } else {
         vm.pgsteal_file += reclaimed;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lru_2_6_28() -> ClassicLru {
+        let text = "name = \"t\"\n[machine]\nram = \"128MiB\"\n[kernel]\nprofile = \"2.6.28\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
+        let cfg = crate::config::load(text, "t.toml", &[]).expect("valid");
+        ClassicLru::new(&cfg)
+    }
+
+    /// 2.6.28 shrink_zone: each pass adds `(size >> priority) + 1` to a list's nr_scan credit,
+    /// and the list is scanned only once the credit reaches SWAP_CLUSTER_MAX, then all of it.
+    #[test]
+    fn nr_scan_credit_2_6_28_scans_nothing_until_swap_cluster_max() {
+        let mut lru = lru_2_6_28();
+        let sc = ScanControl::new(SWAP_CLUSTER_MAX, false, false, 0);
+        for pass in 1..SWAP_CLUSTER_MAX {
+            assert_eq!(lru.get_scan_count_2_6_28(&sc, ScanBalance::Fract), [0; 4], "pass {pass} scanned before the credit reached 32");
+        }
+        assert_eq!(lru.get_scan_count_2_6_28(&sc, ScanBalance::Fract), [SWAP_CLUSTER_MAX; 4]);
+        assert_eq!(lru.get_scan_count_2_6_28(&sc, ScanBalance::Fract), [0; 4], "the credit restarts from zero");
     }
 }
