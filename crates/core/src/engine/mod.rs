@@ -17,7 +17,8 @@
 //! engine/io.rs), `sched` (CPUs and the run queue; engine/sched.rs), `stats` (counters, time
 //! series, events; engine/report.rs), `reclaim` (the LRU policy and what every policy shares;
 //! reclaim/). The files of this folder: `sched.rs` scheduling, `user.rs` running user programs,
-//! `kthread.rs` kernel threads, `io.rs` block I/O and writeback accounting, `fault.rs` page
+//! `kthread.rs` kernel threads, `io.rs` block I/O and writeback accounting, `congestion.rs`
+//! queue congestion and `congestion_wait`, `fault.rs` page
 //! faults, `memory.rs` page allocation and teardown, `ipc.rs` messages and buffered file I/O,
 //! `report.rs` samples and the result, `invariants.rs` consistency checks.
 

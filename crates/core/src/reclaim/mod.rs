@@ -7,7 +7,9 @@
 //! Reclaim runs atomically at the reclaiming task's clock; its CPU cost (pages scanned, rmap
 //! walks, unmaps, frees, block-layer submissions) is accumulated by category in
 //! `ScanControl::cost` (`stats::cpu`) and charged to that task; the reclaim drivers add each
-//! pass's ledger to kswapd's or the direct reclaimers' profile. kswapd reclaims one `shrink_node` pass per step of its kernel thread.
+//! pass's ledger to kswapd's or the direct reclaimers' profile. kswapd reclaims one `shrink_node`
+//! pass per step of its kernel thread. Each pass is atomic; 2.6.28's direct reclaim sleeps
+//! between passes (`congestion_wait`) and resumes its priority loop when it wakes (`direct.rs`).
 
 pub mod bailout;
 pub mod classic;
