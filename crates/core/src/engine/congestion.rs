@@ -70,6 +70,8 @@ impl Sim {
     /// to others, and the fault that reclaimed is retried (the reclaim continues) when it
     /// wakes.
     pub(crate) fn congestion_wait(&mut self, tid: u32, timeout: u64) {
+        // io_schedule_timeout: the sleep is iowait.
+        self.io_schedule(tid);
         let t = &mut self.tasks[tid as usize];
         t.state = TState::Blocked;
         t.timer_token += 1;

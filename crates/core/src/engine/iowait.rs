@@ -10,9 +10,8 @@
 //! takes with `io_schedule`: waiting for a page's read (`folio_wait_locked` / `lock_page`),
 //! and, before 5.16, the reclaim naps of `congestion_wait` (`io_schedule_timeout`; 5.16+
 //! `reclaim_throttle` uses plain `schedule_timeout`, which is not iowait). Callers mark such
-//! sleeps with [`Sim::io_schedule`]; waking (or dying) ends them. A nap the model takes inside
-//! one atomic kernel call, holding the CPU (`Sim::iowait_held_sleep`), is iowait for its whole
-//! length: the CPU runs nothing else meanwhile.
+//! sleeps with [`Sim::io_schedule`]; waking (or dying) ends them (2.6.28's reclaim naps are
+//! real sleeps, `engine/congestion.rs`).
 
 use super::{Sim, TState};
 
@@ -78,22 +77,6 @@ impl Sim {
         let at = t.clock;
         self.iowait.settle(cpu, at);
         self.iowait.nr[cpu] += 1;
-    }
-
-    /// An io_schedule sleep of `ns` that the model folds into one atomic kernel call without
-    /// giving the CPU up (2.6.28-family `congestion_wait` naps inside a direct-reclaim call,
-    /// `ScanControl::slept_ns`): nothing else runs on the CPU meanwhile, so in the kernel's
-    /// terms it is idle with an iowait sleeper for all of it.
-    pub(crate) fn iowait_held_sleep(&mut self, tid: u32, ns: u64) {
-        if ns == 0 {
-            return;
-        }
-        let t = &self.tasks[tid as usize];
-        let cpu = match t.state {
-            TState::Running(c) => c,
-            _ => t.last_cpu,
-        } as usize;
-        self.iowait.total_ns[cpu] += ns;
     }
 
     /// Task `tid`'s io_schedule sleep ends at `at` (woken, timed out or killed).

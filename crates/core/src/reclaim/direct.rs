@@ -124,7 +124,6 @@ impl Sim {
     /// writeback throttle that preceded it) and the pages it got.
     fn account_direct_reclaim(&mut self, tid: u32, sc: &ScanControl) {
         self.stats.direct_cpu.add(&sc.cost);
-        self.iowait_held_sleep(tid, sc.slept_ns);
         let t = &mut self.tasks[tid as usize];
         t.clock += sc.cost.total();
         let mut stall = sc.cost.total();
