@@ -16,6 +16,7 @@ impl Sim {
         }
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, memcg, cpu);
         let start = self.tasks[tid as usize].clock;
+        sc.start_clock = start;
         loop {
             sc.nr_scanned = 0;
             sc.nr_taken = 0;

@@ -54,6 +54,7 @@ impl KernelThread for Kswapd {
         };
         let mut sc = ScanControl::new(sim.mem.wm.high.max(SWAP_CLUSTER_MAX), true, false, cpu);
         sc.priority = sim.reclaim.kswapd.priority;
+        sc.start_clock = sim.tasks[tid as usize].clock;
         sim.kswapd_age(&mut sc);
         // lru_gen_age_node's out_of_memory(): a kill frees memory and the next step rechecks;
         // with no task to kill, kswapd reclaims as usual.

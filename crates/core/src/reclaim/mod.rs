@@ -95,6 +95,9 @@ pub struct ScanControl {
     pub cost: CpuCost,
     /// Time slept inside the pass (2.6.28's congestion_wait), not CPU.
     pub slept_ns: u64,
+    /// The reclaimer's clock when the call began (`sim.now` may lag a user task that runs
+    /// ahead of the event loop): with `elapsed()`, the reclaimer's time now.
+    pub start_clock: u64,
     /// The policy asks for the OOM killer (MGLRU's `min_ttl_ms`); the reclaim driver invokes
     /// it once the policy's pass has returned.
     pub oom: bool,
@@ -120,6 +123,7 @@ impl ScanControl {
             file_is_tiny: false,
             cost: CpuCost::default(),
             slept_ns: 0,
+            start_clock: 0,
             oom: false,
         }
     }
