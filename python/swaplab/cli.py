@@ -96,7 +96,15 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.all_variants:
         raise UserError(f"{args.file}: --all-variants is for experiment files (experiments/*.toml)")
     if args.runs is not None and args.runs > 1:
+        if args.lru_gen_dump:
+            raise UserError("--lru-gen-dump shows one run: it cannot be combined with --runs")
         return _run_many(args, text, source, sets)
+    if args.lru_gen_dump:
+        from . import _core
+
+        reclaim = json.loads(_core.resolve(text, source, sets))["kernel"]["reclaim"]
+        if reclaim != "mglru":
+            raise UserError(f"{args.file}: --lru-gen-dump needs kernel.reclaim = \"mglru\" (the {reclaim} LRU has no generations)")
     bar = ProgressBar(enabled=not args.quiet)
     try:
         result = simulate_text(text, source, sets, bar)
@@ -108,6 +116,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         from .plots import plot_run
 
         plot_run(result, args.plot)
+    if args.lru_gen_dump:
+        from .lru_gen import dump_samples
+
+        sys.stdout.write(dump_samples(result.raw))
     if not args.quiet:
         sys.stdout.write(run_report(result.raw))
     return 0
@@ -289,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", metavar="OUT", help="write the full result (JSON) to OUT, atomically")
     r.add_argument("--plot", metavar="OUT.png", help="plot memory, swap traffic and readahead hits over time")
     r.add_argument("--quiet", "-q", action="store_true", help="print nothing (no table, no progress)")
+    r.add_argument("--lru-gen-dump", action="store_true",
+                   help="MGLRU: print /sys/kernel/debug/lru_gen as it read at each time-series sample")
     r.add_argument("--runs", type=int, default=None, metavar="N",
                    help="run N times with seeds seed, seed+1, ...; print mean/std/min/max of elapsed and key counters")
     r.add_argument("--all-variants", action="store_true",

@@ -169,3 +169,15 @@ def test_a_broken_experiment_file_is_a_user_error(tmp_path):
     exp.write_text(CUSTOM.replace('metric = ["elapsed_s", "vmstat.pswpin"]', 'metric = "speed"'))
     proc = run_cli("reproduce", exp)
     assert proc.returncode == 2 and "unknown metric" in proc.stderr
+
+
+def test_min_ttl_scenario_kills_with_swap_free(tmp_path):
+    """scenario-mglru-min-ttl's designed outcome: a large min_ttl_ms OOM-kills a program whose
+    working set is all young, long before swap fills; without it the program swaps and ends."""
+    out = tmp_path / "ttl.json"
+    proc = run_cli("reproduce", "scenario-mglru-min-ttl", "--json", out, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    cells = {(r["row"], r["variant"]): r["simulated"] for r in json.loads(out.read_text())["rows"]}
+    assert cells[("grower vmstat.oom_kill", "min_ttl 0")] == 0
+    assert cells[("grower vmstat.oom_kill", "min_ttl 10000")] >= 1
+    assert cells[("grower vmstat.pswpout", "min_ttl 10000")] < cells[("grower vmstat.pswpout", "min_ttl 0")] / 4

@@ -72,6 +72,34 @@ fn resident_fast_path_is_unchanged_and_vmstat_reports_the_two_youngest_as_active
 }
 
 #[test]
+fn the_lru_gen_series_lists_every_page_once_per_sample_in_debugfs_order() {
+    for era in ERAS {
+        let (_, res) = run_sim(BASE, &[era, "kernel.reclaim=\"mglru\"", "sim.sample_interval=\"20ms\""]);
+        let ts = &res.timeseries;
+        assert_eq!(ts.lru_gen.len(), ts.t_ns.len(), "{era}: one dump per sample");
+        assert!(ts.lru_gen.iter().any(|rows| rows.len() >= 3), "{era}: aging made generations");
+        for (i, rows) in ts.lru_gen.iter().enumerate() {
+            let seqs: Vec<u64> = rows.iter().map(|r| r[0]).collect();
+            assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1) && (2..=4).contains(&seqs.len()), "{era} sample {i}: {seqs:?}");
+            // The youngest generation is the newest: no row is younger than the one after it;
+            // one made by aging is younger than the run (ages are the reclaimer's time).
+            assert!(rows.windows(2).all(|w| w[0][1] >= w[1][1]), "{era} sample {i}: ages {rows:?}");
+            if seqs[seqs.len() - 1] > 3 {
+                assert!(rows[rows.len() - 1][1] < ts.t_ns[i] / 1_000_000, "{era} sample {i} at {} ns: {rows:?}", ts.t_ns[i]);
+            }
+            let anon: u64 = rows.iter().map(|r| r[2]).sum();
+            let file: u64 = rows.iter().map(|r| r[3]).sum();
+            assert_eq!(anon, ts.nr_active_anon[i] + ts.nr_inactive_anon[i], "{era} sample {i}");
+            assert_eq!(file, ts.nr_active_file[i] + ts.nr_inactive_file[i], "{era} sample {i}");
+        }
+    }
+    let classic = run_checked(BASE, &["sim.sample_interval=\"2ms\""]);
+    assert!(classic.timeseries.lru_gen.is_empty(), "the classic LRU has no generations");
+    let json: serde_json::Value = serde_json::from_str(&classic.to_json()).unwrap();
+    assert!(json["timeseries"].get("lru_gen").is_none(), "and its result has no lru_gen series");
+}
+
+#[test]
 fn mglru_needs_a_6_x_profile_and_the_policy_bit() {
     use swaplab_core::config;
     let e = config::load(BASE, "t.toml", &["kernel.reclaim=\"mglru\"".into(), "kernel.profile=\"4.14\"".into()]).unwrap_err();

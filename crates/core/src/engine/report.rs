@@ -20,6 +20,7 @@ impl Sim {
     /// run of any virtual length keeps a few MB of samples (the result says the interval).
     pub(super) fn sample(&mut self) {
         let sizes = self.reclaim.lru_sizes();
+        let lru_gen = self.reclaim.policy_ref().lru_gen_rows(self.now);
         let swap_used = self.swap_used();
         let st = &mut self.stats;
         if st.ts.t_ns.len() >= MAX_TIMESERIES_SAMPLES {
@@ -36,6 +37,9 @@ impl Sim {
         ts.swap_used_pages.push(swap_used);
         ts.pswpin.push(st.vm.pswpin);
         ts.pswpout.push(st.vm.pswpout);
+        if let Some(rows) = lru_gen {
+            ts.lru_gen.push(rows);
+        }
         let (ra, hit) = (st.vm.swap_ra - st.last_ra.0, st.vm.swap_ra_hit - st.last_ra.1);
         ts.ra_hit_rate.push(if ra == 0 { None } else { Some(((hit as f64 / ra as f64) * 1e4).round() / 1e4) });
         st.last_ra = (st.vm.swap_ra, st.vm.swap_ra_hit);

@@ -52,6 +52,7 @@ impl Sim {
             all_unreclaimable = c.all_unreclaimable;
         }
         let start = self.tasks[tid as usize].clock;
+        sc.start_clock = start;
         while sc.priority >= 0 {
             sc.nr_scanned = 0;
             sc.nr_taken = 0;

@@ -106,6 +106,7 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
     let cpu = running_cpu(sim, tid);
     let mut sc = ScanControl::new(sim.mem.wm.high.max(SWAP_CLUSTER_MAX), true, false, cpu);
     sc.priority = sim.reclaim.kswapd.priority;
+    sc.start_clock = sim.tasks[tid as usize].clock;
     sim.kswapd_age(&mut sc);
     // lru_gen_age_node's out_of_memory(): a kill frees memory and the next step rechecks;
     // with no task to kill, kswapd reclaims as usual.
@@ -161,6 +162,7 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     let cpu = running_cpu(sim, tid);
     let mut sc = ScanControl::new(sim.mem.wm.high.max(SWAP_CLUSTER_MAX), true, false, cpu);
     sc.priority = sim.reclaim.kswapd.priority;
+    sc.start_clock = sim.tasks[tid as usize].clock;
     let unreclaimable = sim.reclaim.all_unreclaimable && sc.priority != DEF_PRIORITY;
     if !unreclaimable {
         sim.kswapd_age(&mut sc);

@@ -102,6 +102,9 @@ pub struct ScanControl {
     pub file_is_tiny: bool,
     /// CPU time spent so far, by category.
     pub cost: CpuCost,
+    /// The reclaimer's clock when the call began (`sim.now` may lag a user task that runs
+    /// ahead of the event loop): with `elapsed()`, the reclaimer's time now.
+    pub start_clock: u64,
     /// The policy asks for the OOM killer (MGLRU's `min_ttl_ms`); the reclaim driver invokes
     /// it once the policy's pass has returned.
     pub oom: bool,
@@ -126,8 +129,14 @@ impl ScanControl {
             cache_trim_mode: false,
             file_is_tiny: false,
             cost: CpuCost::default(),
+            start_clock: 0,
             oom: false,
         }
+    }
+
+    /// Time since the reclaim pass began: its CPU (sleeps happen between passes, outside it).
+    pub fn elapsed(&self) -> u64 {
+        self.cost.total()
     }
 }
 

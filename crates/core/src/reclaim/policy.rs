@@ -107,6 +107,11 @@ pub trait LruPolicy {
     fn policy_stats(&self) -> Vec<(&'static str, u64)> {
         Vec::new()
     }
+    /// The generations as `/sys/kernel/debug/lru_gen` lists them at virtual time `now`, oldest
+    /// first: `[seq, age in ms, anon pages, file pages]`; `None` for a policy without them.
+    fn lru_gen_rows(&self, _now: u64) -> Option<Vec<[u64; 4]>> {
+        None
+    }
 }
 
 /// The policies `kernel.reclaim` may name.

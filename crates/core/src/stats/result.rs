@@ -57,14 +57,18 @@ pub struct TimeSeries {
     pub pswpin: Vec<u64>,
     pub pswpout: Vec<u64>,
     pub ra_hit_rate: Vec<Option<f64>>,
+    /// MGLRU only (absent otherwise): per sample, the generations as
+    /// `/sys/kernel/debug/lru_gen` lists them, `[seq, age_ms, anon_pages, file_pages]` each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lru_gen: Vec<Vec<[u64; 4]>>,
 }
 
 impl TimeSeries {
     /// Keep every other sample (the first, third, ...): the series' resolution halves. Counters
     /// stay exact at the kept instants; `ra_hit_rate` keeps the rate of the kept intervals.
     pub fn decimate(&mut self) {
-        fn halve<T: Copy>(v: &mut Vec<T>) {
-            let kept: Vec<T> = v.iter().copied().step_by(2).collect();
+        fn halve<T: Clone>(v: &mut Vec<T>) {
+            let kept: Vec<T> = v.iter().step_by(2).cloned().collect();
             *v = kept;
         }
         halve(&mut self.t_ns);
@@ -77,6 +81,7 @@ impl TimeSeries {
         halve(&mut self.pswpin);
         halve(&mut self.pswpout);
         halve(&mut self.ra_hit_rate);
+        halve(&mut self.lru_gen);
     }
 }
 

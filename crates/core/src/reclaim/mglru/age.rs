@@ -101,7 +101,7 @@ impl MgLru {
         if self.caps & CAP_MM_WALK != 0 {
             self.walk_mms(sim, s, force_scan, &mut sc.cost);
         }
-        let now = self.clock(sim, sc);
+        let now = self.clock(sc);
         self.inc_max_seq(&mut sim.mem.frames, s, now);
         true
     }
@@ -266,7 +266,7 @@ impl MgLru {
     /// generation is younger than it.
     pub(super) fn lru_gen_age_node(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
         let s = self.swappiness_now(sim);
-        let now = self.clock(sim, sc);
+        let now = self.clock(sc);
         let oldest = match self.era {
             Era::V6_1 => self.min_seq[1],
             Era::V6_14 => self.evictable_min_seq(s),

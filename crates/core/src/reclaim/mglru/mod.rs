@@ -223,10 +223,10 @@ impl MgLru {
         }
     }
 
-    /// The time reclaim runs at: kswapd's own clock, or the engine's for a direct reclaimer.
-    fn clock(&mut self, sim: &Sim, sc: &ScanControl) -> u64 {
-        let t = if sc.kswapd { sim.tasks[sim.kswapd as usize].clock } else { sim.now };
-        self.now = self.now.max(t);
+    /// The time reclaim runs at: the reclaimer's clock (kswapd's or the direct reclaimer's,
+    /// which may be ahead of the event loop's `sim.now`) plus what this call has spent.
+    fn clock(&mut self, sc: &ScanControl) -> u64 {
+        self.now = self.now.max(sc.start_clock + sc.elapsed());
         self.now
     }
 
@@ -369,6 +369,24 @@ impl LruPolicy for MgLru {
 
     fn lru_gen_rmap(&mut self) -> Option<&mut dyn LruGenRmap> {
         Some(self)
+    }
+
+    /// `lru_gen_seq_show` without `full`: from the oldest generation debugfs lists (6.1-6.13:
+    /// anon's `min_seq`; 6.14+: `evictable_min_seq` at swappiness 100, the older of the two
+    /// types) to `max_seq`, each with its age (`jiffies - timestamps[gen]`) and size per type.
+    fn lru_gen_rows(&self, now: u64) -> Option<Vec<[u64; 4]>> {
+        let first = match self.era {
+            Era::V6_1 => self.min_seq[0],
+            Era::V6_14 => self.min_seq[0].min(self.min_seq[1]),
+        };
+        let rows = (first..=self.max_seq)
+            .map(|seq| {
+                let gen = (seq % MAX_NR_GENS as u64) as usize;
+                let age_ms = now.saturating_sub(self.timestamps[gen]) / 1_000_000;
+                [seq, age_ms, self.nr_pages[gen][0], self.nr_pages[gen][1]]
+            })
+            .collect();
+        Some(rows)
     }
 
     fn policy_stats(&self) -> Vec<(&'static str, u64)> {
