@@ -37,6 +37,9 @@ pub struct ClassicLru {
     refault_snapshot: [u64; 2],
     /// 2.6.28 `zone->lru[l].nr_scan`: scan credit carried between global reclaim passes.
     nr_scan: [u64; 4],
+    /// 2.6.28–2.6.30 `shrink_list` deactivates active file pages at every pass
+    /// (`inactive_file_is_low` arrived in 2.6.31, so not for the "2.6.32" profile).
+    file_deactivate_always: bool,
 }
 
 impl ClassicLru {
@@ -56,6 +59,7 @@ impl ClassicLru {
             recent_rotated: [0; 2],
             refault_snapshot: [0; 2],
             nr_scan: [0; 4],
+            file_deactivate_always: profile == Profile::V2_6_28 && !crate::config::era_2_6_32(&cfg.config.kernel.profile),
         }
     }
 

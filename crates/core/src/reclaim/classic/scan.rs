@@ -232,11 +232,9 @@ impl ClassicLru {
 
     fn shrink_list(&mut self, sim: &mut Sim, l: LruList, n: u64, sc: &mut ScanControl) -> u64 {
         if l.is_active() {
-            // 2.6.28 shrink_list deactivates active file pages unconditionally
-            // (inactive_file_is_low arrived in 2.6.31).
             let gate = if self.profile >= Profile::V6 {
                 sc.may_deactivate[!l.is_anon() as usize]
-            } else if self.profile == Profile::V2_6_28 && !l.is_anon() {
+            } else if self.file_deactivate_always && !l.is_anon() {
                 true
             } else {
                 self.inactive_is_low(l.is_anon())
