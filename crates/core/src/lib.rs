@@ -10,6 +10,7 @@ pub mod rng;
 pub mod stats;
 pub mod swap;
 pub mod workload;
+pub mod writeback;
 
 pub use engine::{simulate, Progress};
 

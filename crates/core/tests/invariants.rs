@@ -18,8 +18,16 @@ fn fitting_workload_never_swaps_and_touches_every_page_each_cycle() {
         for n in ["pswpout", "pswpin", "swap_ra", "pgscan_direct", "allocstall", "oom_kill"] {
             assert_eq!(v(&res, n), 0, "{kind}: a 16 MiB mapping in 28 MiB of usable RAM but {n} = {}", v(&res, n));
         }
-        // Each page faults once, on its first touch: the later cycles hit resident pages.
-        assert_eq!(v(&res, "pgfault"), pages, "{kind}: one fault per page");
+        // Each anon/shmem page faults once, on its first touch: the later cycles hit resident
+        // pages. A shared file page is mapped read-only until written (write notification for
+        // dirty accounting) and write-protected again when the flusher cleans it, so its
+        // writes fault too, at most once per page and cycle.
+        if kind == "file" {
+            assert!((pages + 1..=3 * pages).contains(&v(&res, "pgfault")), "{kind}: {} faults", v(&res, "pgfault"));
+            assert!(v(&res, "pgpgout") > 0, "{kind}: dirty pages were never written back");
+        } else {
+            assert_eq!(v(&res, "pgfault"), pages, "{kind}: one fault per page");
+        }
         // A file is read by its first fault's read-around and then by asynchronous readahead
         // ahead of the writer (pagecache/): one major fault; anon/shmem are zero-filled.
         let expect_major = if kind == "file" { 1 } else { 0 };

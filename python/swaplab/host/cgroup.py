@@ -81,8 +81,9 @@ class MemCgroup:
             g = lambda k: st.get(k, 0) // PAGE  # noqa: E731 - bytes in v1
             return {"nr_active_anon": g("active_anon"), "nr_inactive_anon": g("inactive_anon"),
                     "nr_active_file": g("active_file"), "nr_inactive_file": g("inactive_file"),
-                    "swap": g("swap")}
+                    "nr_dirty": g("dirty"), "nr_writeback": g("writeback"), "swap": g("swap")}
         g = lambda k: st.get(k, 0) // PAGE  # noqa: E731 - bytes in v2 too
         return {"nr_active_anon": g("active_anon"), "nr_inactive_anon": g("inactive_anon"),
                 "nr_active_file": g("active_file"), "nr_inactive_file": g("inactive_file"),
+                "nr_dirty": g("file_dirty"), "nr_writeback": g("file_writeback"),
                 "swap": self.swap_bytes() // PAGE}

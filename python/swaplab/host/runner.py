@@ -373,7 +373,8 @@ class _Series:
         self.interval_ns = interval_ns
         self.d: Dict[str, List[Any]] = {k: [] for k in ("t_ns", "nr_free_pages", "nr_active_anon", "nr_inactive_anon",
                                                          "nr_active_file", "nr_inactive_file", "swap_used_pages",
-                                                         "pswpin", "pswpout", "ra_hit_rate")}
+                                                         "nr_dirty", "nr_writeback", "pswpin", "pswpout",
+                                                         "ra_hit_rate")}
         self.last_ra = (0, 0)
 
     def sample(self, t, v, v0, group, lru, limit, devices):
@@ -381,7 +382,8 @@ class _Series:
         d["t_ns"].append(t)
         # inside a memory cgroup, "free" is the room left below its limit
         d["nr_free_pages"].append(max(0, (limit - group.usage_bytes()) // PAGE))
-        for key in ("nr_active_anon", "nr_inactive_anon", "nr_active_file", "nr_inactive_file"):
+        for key in ("nr_active_anon", "nr_inactive_anon", "nr_active_file", "nr_inactive_file", "nr_dirty",
+                    "nr_writeback"):
             d[key].append(lru[key])
         d["swap_used_pages"].append(_swap_used_pages(devices))
         d["pswpin"].append(v.get("pswpin", 0) - v0.get("pswpin", 0))
@@ -424,9 +426,11 @@ def counters(v0: Dict[str, int], v1: Dict[str, int]) -> Tuple[Dict[str, int], Li
 
 
 # Task fields of the result schema that host runs report as zero: message-passing and
-# buffered-I/O workloads are refused on the host.
+# buffered-I/O workloads are refused on the host, and a task's dirty-throttling pauses have no
+# per-task counter in /proc (only the balance_dirty_pages tracepoint shows them).
 _UNMEASURED_TASK_FIELDS = {"messages_sent": 0, "messages_received": 0, "ipc_wait_ns": 0,
-                           "file_reads": 0, "file_writes": 0, "verify_errors": 0}
+                           "file_reads": 0, "file_writes": 0, "verify_errors": 0,
+                           "dirty_pauses": 0, "dirty_throttled_ns": 0}
 
 #: Key of /proc/stat's CPU times among the before/after device snapshots.
 _CPU_TIMES = "/proc/stat cpu"
@@ -644,7 +648,8 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
         "name": resolved.get("name", ""), "seed": resolved["seed"], "config": resolved, "interrupted": False,
         "elapsed_ns": 0, "vmstat": vm, "tasks": tasks,
         "timeseries": {k: [] for k in ("t_ns", "nr_free_pages", "nr_active_anon", "nr_inactive_anon", "nr_active_file",
-                                       "nr_inactive_file", "swap_used_pages", "pswpin", "pswpout", "ra_hit_rate")},
+                                       "nr_inactive_file", "swap_used_pages", "nr_dirty", "nr_writeback", "pswpin",
+                                       "pswpout", "ra_hit_rate")},
         "events": [{"t_ns": 0, "kind": "oom_kill", "task": f"{t['name']}#{t['instance']}", "rss_pages": 0, "swap_pages": 0}
                    for t in tasks[:1]],
         "devices": [], "summary": {"ra_hit_pct": None, "elapsed_s": 0.0, "readahead": "",

@@ -177,6 +177,18 @@ fn default_classic() -> String {
 fn default_hz() -> u32 {
     250
 }
+fn default_dirty_ratio() -> u64 {
+    20
+}
+fn default_dirty_background_ratio() -> u64 {
+    10
+}
+fn default_dirty_expire_centisecs() -> u64 {
+    3000
+}
+fn default_dirty_writeback_centisecs() -> u64 {
+    500
+}
 fn default_lru_gen_enabled() -> u32 {
     0x7
 }
@@ -241,6 +253,29 @@ pub struct Kernel {
     pub bailout: String,
     #[serde(default = "default_hz")]
     pub hz: u32,
+    /// `vm.dirty_ratio`: percent of dirtyable memory (free + file LRU) at which writers are
+    /// throttled hard (`balance_dirty_pages`; the setpoint lies between it and the
+    /// background threshold). Default 20 (mm/page-writeback.c).
+    #[serde(default = "default_dirty_ratio")]
+    pub dirty_ratio: u64,
+    /// `vm.dirty_background_ratio`: percent at which the flusher starts background
+    /// writeback. Default 10.
+    #[serde(default = "default_dirty_background_ratio")]
+    pub dirty_background_ratio: u64,
+    /// `vm.dirty_bytes` / `vm.dirty_background_bytes`: the same thresholds in bytes; when not
+    /// 0 they replace the ratios (default 0).
+    #[serde(default)]
+    pub dirty_bytes: u64,
+    #[serde(default)]
+    pub dirty_background_bytes: u64,
+    /// `vm.dirty_expire_centisecs`: a dirty inode older than this is written by the flusher's
+    /// periodic (kupdate) pass. Default 3000 (30 s).
+    #[serde(default = "default_dirty_expire_centisecs")]
+    pub dirty_expire_centisecs: u64,
+    /// `vm.dirty_writeback_centisecs`: the flusher's period; 0 turns periodic writeback off.
+    /// Default 500 (5 s).
+    #[serde(default = "default_dirty_writeback_centisecs")]
+    pub dirty_writeback_centisecs: u64,
 }
 
 impl Default for Kernel {
@@ -304,6 +339,10 @@ pub struct Costs {
     /// Buffered read()/write() of one page that is in the page cache: syscall entry, page-cache
     /// lookup, 4 KiB copy (~1 GB/s-class memcpy in 2008: ~1-2 us; modern ~0.5 us).
     pub syscall_page_ns: u64,
+    /// The flusher's CPU per page written back (`write_cache_pages`: folio lock, clearing the
+    /// dirty tag and `folio_mkclean`'s rmap walk, setting writeback, adding to the bio).
+    /// Estimate: about the cost of a page-cache lookup plus an rmap walk, ~0.5 us.
+    pub writeback_page_ns: u64,
     /// MGLRU: one PTE examined by the aging walk or look-around (8 PTEs per 64-byte cache
     /// line read sequentially, ~15 ns per line: ~2 ns each; estimate).
     pub pt_walk_pte_ns: u64,
@@ -330,6 +369,7 @@ impl Default for Costs {
             msg_send_ns: 1_500,
             msg_recv_ns: 1_000,
             syscall_page_ns: 1_000,
+            writeback_page_ns: 500,
             pt_walk_pte_ns: 2,
             bloom_test_ns: 5,
         }
@@ -926,6 +966,27 @@ pub fn watermarks(managed_pages: u64, min_free_kbytes: u64, scale_factor: u32, p
     Watermarks { min, low: min + gap, high: min + 2 * gap }
 }
 
+/// The `vm.dirty_*` sysctls' own bounds (kernel/sysctl.c: ratios 0..=100, `dirty_bytes` at
+/// least two pages when set).
+fn check_dirty_knobs(k: &Kernel) -> Result<(), (&'static str, String)> {
+    if k.dirty_ratio > 100 {
+        return Err(("kernel.dirty_ratio", format!("expected a percentage 0..=100, got {}", k.dirty_ratio)));
+    }
+    if k.dirty_background_ratio > 100 {
+        return Err(("kernel.dirty_background_ratio", format!("expected a percentage 0..=100, got {}", k.dirty_background_ratio)));
+    }
+    if k.dirty_bytes != 0 && k.dirty_bytes < 2 * crate::mm::PAGE_SIZE {
+        return Err(("kernel.dirty_bytes", format!("expected 0 or at least 8192, got {}", k.dirty_bytes)));
+    }
+    // Keep jiffy and nanosecond arithmetic far from overflow: a day is beyond any run.
+    for (key, cs) in [("kernel.dirty_expire_centisecs", k.dirty_expire_centisecs), ("kernel.dirty_writeback_centisecs", k.dirty_writeback_centisecs)] {
+        if cs > 8_640_000 {
+            return Err((key, format!("expected at most 8640000 (a day), got {cs}")));
+        }
+    }
+    Ok(())
+}
+
 fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Resolved, ConfigError> {
     let m = &cfg.machine;
     let profile = Profile::parse(&cfg.kernel.profile)
@@ -991,6 +1052,7 @@ fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Reso
     if !(100..=1000).contains(&cfg.kernel.hz) {
         return Err(at("kernel.hz", "expected 100..=1000".into()));
     }
+    check_dirty_knobs(&cfg.kernel).map_err(|(key, msg)| at(key, msg))?;
     cfg.pagecache.validate().map_err(|(key, msg)| at(key, msg))?;
     let file_device_params = device_with_overrides(&m.file_device, &toml::Table::new()).map_err(|e| match e {
         DeviceError::Preset(m) | DeviceError::Param(_, m) => at("machine.file_device", m),

@@ -113,11 +113,16 @@ impl Sim {
         let kind = self.mem.vmas[v as usize].kind;
         let pte = self.mem.vmas[v as usize].ptes[page];
         if pte & PTE_PRESENT != 0 {
-            // Shared mappings are mapped writable; a present PTE never faults on write, but a
-            // write to a page mapped before can: make it writable.
+            // A write to a page mapped read-only: a file page after a read fault or after
+            // writeback cleaned it (wp_page_shared: the folio is dirtied and the writer may be
+            // throttled), a shmem page mapped by fault-around; make it writable.
             self.mem.vmas[v as usize].ptes[page] = pte | PTE_WRITE | PTE_DIRTY | PTE_ACCESSED;
             self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
             self.count_fault(tid, false);
+            if kind == MappingKind::File {
+                let dirtied = self.folio_mark_dirty(pte_frame(pte));
+                self.balance_dirty_pages_ratelimited(tid, dirtied);
+            }
             return Outcome::Done;
         }
         if kind == MappingKind::File {

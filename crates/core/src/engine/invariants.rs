@@ -29,6 +29,24 @@ impl Sim {
         if self.mem.memcg_limit.is_some() && self.mem.charged != inuse as u64 {
             e(format!("memcg charge {} != pages in use {inuse}", self.mem.charged));
         }
+        // Dirty accounting: NR_FILE_DIRTY and the inodes' dirty counts match the page-cache
+        // folios with PG_dirty; a writable file PTE maps a dirty folio (write notification).
+        let file_dirty = |f: &Frame| f.has(PG_INUSE) && f.owner_kind() == Owner::File && !f.has(PG_SWAPBACKED) && f.has(PG_DIRTY);
+        let nr_dirty = self.mem.frames.iter().filter(|f| file_dirty(f)).count() as u64;
+        if nr_dirty != self.wb.nr_dirty {
+            e(format!("nr_dirty {} != dirty page-cache folios {nr_dirty}", self.wb.nr_dirty));
+        }
+        let per_inode: u64 = self.wb.inodes.iter().map(|i| i.nr_dirty).sum();
+        if per_inode != nr_dirty || self.wb.dirty_list.len() != self.wb.inodes.iter().filter(|i| i.nr_dirty > 0).count() {
+            e(format!("inode dirty counts {per_inode} / dirty list {} disagree with {nr_dirty} dirty folios", self.wb.dirty_list.len()));
+        }
+        for v in self.mem.vmas.iter().filter(|v| v.kind == MappingKind::File) {
+            for &pte in &v.ptes {
+                if pte & PTE_PRESENT != 0 && pte & PTE_WRITE != 0 && !self.mem.frames[pte_frame(pte) as usize].has(PG_DIRTY) {
+                    e(format!("writable file PTE maps clean frame {}", pte_frame(pte)));
+                }
+            }
+        }
         // The LRU policy's own state (list lengths match the flags, ...).
         for err in self.reclaim.policy_ref().check(&self.mem.frames) {
             e(err);

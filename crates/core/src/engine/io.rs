@@ -197,6 +197,9 @@ impl Sim {
             self.push(done, Ev::IoDone(next));
         }
         self.note_complete_congestion(req.dev);
+        if req.dev == DevRef::File {
+            self.wb_io_done(if req.write { req.frames.len() as u64 } else { 0 });
+        }
         if req.write {
             for &f in &req.frames {
                 self.end_writeback(f);

@@ -22,8 +22,9 @@
 //! the page cache. A cached page is marked accessed in software (`folio_mark_accessed`,
 //! kernel-algorithms.md §3.10: PG_referenced, then activation on the second access). A read
 //! is the page cache's (`Sim::filemap_read` in pagecache/: readahead, sleeping on the page);
-//! a full-page write of a missing page allocates it and needs no read. No page-table entry is
-//! made, so reclaim sees these pages only through their flags.
+//! a full-page write of a missing page allocates it and needs no read; a write dirties the
+//! page and may throttle the writer (writeback/). No page-table entry is made, so reclaim sees
+//! these pages only through their flags.
 //!
 //! **Deadlock.** When every unfinished user task waits on a channel, nothing can wake them:
 //! they are finished at their clocks and an `ipc_deadlock` event is recorded per task.
@@ -208,11 +209,12 @@ impl Sim {
                 return Outcome::Blocked;
             }
             self.mark_page_accessed(f);
-            self.mem.frames[f as usize].flags |= PG_DIRTY;
+            let dirtied = self.folio_mark_dirty(f);
             let t = &mut self.tasks[tid as usize];
             t.clock += cost;
             t.touches += 1;
             t.file_writes += 1;
+            self.balance_dirty_pages_ratelimited(tid, dirtied);
             return Outcome::Done;
         }
         let f = match self.alloc_page(tid, cpu) {
@@ -229,12 +231,13 @@ impl Sim {
         self.lru_add_outside_fault(f);
         self.tasks[tid as usize].clock += self.costs.alloc_page_ns;
         // A whole-page write needs no read: the new page is dirty and accessed.
-        self.mem.frames[f as usize].flags |= PG_DIRTY;
+        let dirtied = self.folio_mark_dirty(f);
         self.mark_page_accessed(f);
         let t = &mut self.tasks[tid as usize];
         t.clock += cost;
         t.touches += 1;
         t.file_writes += 1;
+        self.balance_dirty_pages_ratelimited(tid, dirtied);
         Outcome::Done
     }
 

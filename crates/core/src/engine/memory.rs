@@ -232,12 +232,18 @@ impl Sim {
         vma.swapents = 0;
         let obj = vma.object;
         if obj != NONE {
-            // The last mapping of a shmem object or file goes away: drop its pages.
+            // The last mapping of a shmem object or file goes away: drop its pages (a file's
+            // dirty pages are cancelled, as truncation does).
+            self.wb_cancel_inode(obj as usize);
             let entries = std::mem::take(&mut self.mem.objects[obj as usize].entries);
             let shmem = self.mem.objects[obj as usize].kind == crate::config::MappingKind::Shmem;
             for e in entries.iter().copied() {
                 if e & PTE_PRESENT != 0 {
                     let f = pte_frame(e);
+                    if !shmem {
+                        // folio_cancel_dirty: an orphan still under I/O is never written again.
+                        self.mem.frames[f as usize].flags &= !PG_DIRTY;
+                    }
                     self.mem.frames[f as usize].set_owner(Owner::None, NONE, 0);
                     self.release_unmapped(f);
                 } else if shmem && e & PTE_SWAP != 0 {

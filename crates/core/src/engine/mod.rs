@@ -87,6 +87,8 @@ pub struct Sim {
     interrupted: bool,
     /// Message channels (engine/ipc.rs).
     pub ipc: ipc::IpcState,
+    /// Dirty pages and the flusher (writeback/).
+    pub wb: crate::writeback::WbState,
 }
 
 impl Sim {
@@ -115,6 +117,7 @@ impl Sim {
             user_tasks_left: 0,
             interrupted: false,
             ipc: ipc::IpcState::new(c),
+            wb: crate::writeback::WbState::new(c),
         };
         sim.build_tasks();
         sim.kswapd = sim.spawn_kthread(Box::new(crate::reclaim::kswapd::Kswapd), None);
@@ -122,6 +125,7 @@ impl Sim {
             let worker = sim.spawn_kthread(Box::new(crate::swap::store::zswap::shrinker::ShrinkWorker::default()), None);
             sim.swap.writeback_worker = Some(worker);
         }
+        sim.wb.flusher = sim.spawn_kthread(Box::new(crate::writeback::flusher::Flusher::default()), None);
         sim
     }
 

@@ -35,6 +35,8 @@ impl Sim {
         ts.nr_inactive_file.push(sizes[LruList::InactiveFile as usize]);
         ts.nr_active_file.push(sizes[LruList::ActiveFile as usize]);
         ts.swap_used_pages.push(swap_used);
+        ts.nr_dirty.push(self.wb.nr_dirty);
+        ts.nr_writeback.push(self.io.nr_writeback);
         ts.pswpin.push(st.vm.pswpin);
         ts.pswpout.push(st.vm.pswpout);
         if let Some(rows) = lru_gen {
@@ -82,6 +84,8 @@ impl Sim {
                     ipc_wait_ns: t.ipc_wait_ns,
                     file_reads: t.file_reads,
                     file_writes: t.file_writes,
+                    dirty_pauses: t.dirty_pauses,
+                    dirty_throttled_ns: t.dirty_throttled_ns,
                     background: t.background,
                     verify_errors: t.verify_errors,
                 }

@@ -82,6 +82,15 @@ pub struct Task {
     pub file_writes: u64,
     /// The run does not wait for this task (config `background`).
     pub background: bool,
+    /// Dirty throttling (writeback/): pages dirtied since the last `balance_dirty_pages`, the
+    /// pages after which it runs again, when the last pause ended (jiffies), the pause it
+    /// asked for and not yet slept (ns), and the pauses slept.
+    pub nr_dirtied: u64,
+    pub nr_dirtied_pause: u64,
+    pub dirty_paused_when: u64,
+    pub dirty_pause_ns: u64,
+    pub dirty_pauses: u64,
+    pub dirty_throttled_ns: u64,
 }
 
 impl Task {
@@ -144,6 +153,12 @@ impl Task {
             file_reads: 0,
             file_writes: 0,
             background: false,
+            nr_dirtied: 0,
+            nr_dirtied_pause: crate::writeback::throttle::INIT_NR_DIRTIED_PAUSE,
+            dirty_paused_when: 0,
+            dirty_pause_ns: 0,
+            dirty_pauses: 0,
+            dirty_throttled_ns: 0,
         }
     }
 

@@ -116,6 +116,9 @@ impl Sim {
                 // A message or buffered I/O (engine/ipc.rs).
                 Step::Op(op) => match self.run_op(tid, cpu, op) {
                     Outcome::Done => {
+                        if self.dirty_pause(tid, cpu) {
+                            return;
+                        }
                         if self.tasks[tid as usize].clock >= horizon {
                             self.continue_on_cpu(tid, cpu);
                             return;
@@ -146,6 +149,10 @@ impl Sim {
                     t.touches += 1;
                     t.clock += touch_ns + compute;
                     t.fault_was_major = false;
+                    if self.dirty_pause(tid, cpu) {
+                        return;
+                    }
+                    let t = &self.tasks[tid as usize];
                     if t.clock >= horizon {
                         self.continue_on_cpu(tid, cpu);
                         return;
@@ -161,6 +168,22 @@ impl Sim {
                 Outcome::Killed => return,
             }
         }
+    }
+
+    /// A pause `balance_dirty_pages` asked for: the task sleeps off the CPU
+    /// (`io_schedule_timeout`) and goes on with its program when it ends. True when it sleeps.
+    fn dirty_pause(&mut self, tid: u32, cpu: usize) -> bool {
+        let t = &mut self.tasks[tid as usize];
+        let pause = std::mem::take(&mut t.dirty_pause_ns);
+        if pause == 0 {
+            return false;
+        }
+        t.dirty_pauses += 1;
+        t.dirty_throttled_ns += pause;
+        let at = t.clock;
+        self.sleep_until(tid, at + pause);
+        self.release_cpu(cpu, at);
+        true
     }
 
     pub(crate) fn finish_task(&mut self, tid: u32, cpu: usize, oom: bool) {

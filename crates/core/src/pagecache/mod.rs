@@ -230,12 +230,19 @@ impl Sim {
             self.wait_on_frame(tid, f);
             return Outcome::Blocked;
         }
-        let w = if write { PTE_WRITE | PTE_DIRTY } else { PTE_WRITE };
+        // A read maps the page read-only (the mapping wants write notification for dirty
+        // accounting); a write maps it writable and dirties the folio (do_shared_fault →
+        // fault_dirty_shared_page), which may throttle the writer.
+        let w = if write { PTE_WRITE | PTE_DIRTY } else { 0 };
         let vma = &mut self.mem.vmas[v];
         vma.ptes[page as usize] = PTE_PRESENT | PTE_ACCESSED | w | f as u64;
         vma.rss += 1;
         self.tasks[tid as usize].clock += self.costs.cache_hit_fault_ns;
         self.count_file_fault(tid);
+        if write {
+            let dirtied = self.folio_mark_dirty(f);
+            self.balance_dirty_pages_ratelimited(tid, dirtied);
+        }
         Outcome::Done
     }
 }

@@ -94,7 +94,9 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
         ks.reclaimed = 0;
     }
     if sim.pgdat_balanced() || sim.reclaim.kswapd_failures >= MAX_RECLAIM_RETRIES {
-        // prepare_kswapd_sleep: nap HZ/10 on kswapd_wait, re-check, then sleep until woken.
+        // prepare_kswapd_sleep: nap HZ/10 on kswapd_wait, re-check, then sleep until woken
+        // (clear_pgdat_congested clears PGDAT_DIRTY).
+        sim.reclaim.pgdat_dirty = false;
         sim.reclaim_cycle_end();
         let at = sim.tasks[tid as usize].clock;
         let nap = sim.hz_div_10_ns();

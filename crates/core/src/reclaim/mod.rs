@@ -48,11 +48,15 @@ pub struct ReclaimState {
     /// 2.6.28 `ZONE_ALL_UNRECLAIMABLE`: kswapd saw `pages_scanned` pass six times the LRU
     /// pages; cleared when a page is freed (`free_pages_bulk`).
     pub all_unreclaimable: bool,
+    /// `PGDAT_DIRTY` (3.11+; ZONE_TAIL_LRU_DIRTY before 4.8): kswapd met nothing but unqueued
+    /// dirty file folios, so it may write file folios itself; cleared when the node is
+    /// balanced.
+    pub pgdat_dirty: bool,
 }
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, all_unreclaimable: false }
+        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, all_unreclaimable: false }
     }
 
     /// The policy, outside its own reclaim passes.
@@ -93,6 +97,10 @@ pub struct ScanControl {
     /// (the `nr_writeback == nr_taken` test of shrink_inactive_list).
     pub nr_taken: u64,
     pub nr_writeback: u64,
+    /// Page-cache folios isolated, and of those the dirty ones not under writeback
+    /// (`nr.file_taken`, `nr.unqueued_dirty`: kswapd's PGDAT_DIRTY test).
+    pub nr_file_taken: u64,
+    pub nr_unqueued_dirty: u64,
     /// This pass stopped early because what it took was all under writeback: the reclaimer
     /// sleeps until writes complete and then continues at the same priority.
     pub writeback_stall: bool,
@@ -124,6 +132,8 @@ impl ScanControl {
             nr_congested: 0,
             nr_taken: 0,
             nr_writeback: 0,
+            nr_file_taken: 0,
+            nr_unqueued_dirty: 0,
             writeback_stall: false,
             may_deactivate: [true; 2],
             cache_trim_mode: false,
@@ -152,9 +162,15 @@ impl Sim {
     /// `shrink_node`: one pass of the policy over the node; progress resets kswapd's failures.
     pub(crate) fn shrink_node(&mut self, sc: &mut ScanControl) {
         let before = sc.nr_reclaimed;
+        let (file_before, dirty_before) = (sc.nr_file_taken, sc.nr_unqueued_dirty);
         self.with_policy(|p, sim| p.shrink_node(sim, sc));
         if sc.nr_reclaimed > before {
             self.reclaim.kswapd_failures = 0;
+        }
+        // 3.11+: kswapd may write file pages once every file folio it took was dirty and
+        // not queued (like the kernel, a pass that took no file folio sets it too).
+        if sc.kswapd && self.profile > crate::config::Profile::V2_6_28 && sc.nr_unqueued_dirty - dirty_before == sc.nr_file_taken - file_before {
+            self.reclaim.pgdat_dirty = true;
         }
     }
 

@@ -49,7 +49,8 @@ impl Sim {
         let mut out = FolioListResult::default();
         let cost = CpuCost::of(Cat::LruOps, folios.len() as u64 * self.costs.scan_page_ns);
         let mut batch = Batch { swap: SwapPlugs::new(self.swap.areas.len()), file: Plug::default(), cost, pageout: 0 };
-        for f in folios {
+        let unqueued_dirty = self.count_dirty_file(&folios, sc);
+        for f in folios.iter().copied() {
             match self.shrink_one_folio(policy, f, sc, &mut batch) {
                 Verdict::Activate => out.activate.push(f),
                 Verdict::Keep => out.keep.push(f),
@@ -64,7 +65,39 @@ impl Sim {
             }
         }
         self.submit_batch(batch, sc);
+        // shrink_inactive_list (3.11+): a batch of nothing but dirty folios nobody is writing
+        // means the flushers are behind: wake them for everything dirty.
+        if self.profile > Profile::V2_6_28 && unqueued_dirty > 0 && unqueued_dirty == folios.len() as u64 {
+            self.wakeup_flusher_threads();
+        }
         out
+    }
+
+    /// `folio_check_dirty_writeback` over a batch: count the page-cache folios taken and the
+    /// dirty ones not under writeback into `sc`; returns the latter.
+    fn count_dirty_file(&self, folios: &[u32], sc: &mut ScanControl) -> u64 {
+        let mut unqueued = 0;
+        for &f in folios {
+            let fr = &self.mem.frames[f as usize];
+            if fr.owner_kind() == Owner::File && !fr.has(PG_SWAPBACKED) {
+                sc.nr_file_taken += 1;
+                unqueued += (fr.has(PG_DIRTY) && !fr.has(PG_WRITEBACK)) as u64;
+            }
+        }
+        sc.nr_unqueued_dirty += unqueued;
+        unqueued
+    }
+
+    /// May this reclaimer write a dirty page-cache folio itself? Before 3.2 every reclaimer
+    /// did; 3.2 stopped direct reclaim (stack depth, seeky single-page I/O) and 3.11 let
+    /// kswapd only once the node is flagged dirty (ZONE_TAIL_LRU_DIRTY / PGDAT_DIRTY); 4.12
+    /// also requires the folio to have been seen dirty before (PG_reclaim set).
+    fn reclaim_may_write_file(&self, f: u32, sc: &ScanControl) -> bool {
+        match self.profile {
+            Profile::V2_6_28 => true,
+            Profile::V3_14 => sc.kswapd && self.reclaim.pgdat_dirty,
+            Profile::V4_14 | Profile::V6 => sc.kswapd && self.reclaim.pgdat_dirty && self.mem.frames[f as usize].has(PG_RECLAIM),
+        }
     }
 
     /// One folio of `shrink_folio_list`: its verdict, and for one that can go, the swap slot,
@@ -113,6 +146,13 @@ impl Sim {
             self.shmem_writeout(f);
         }
         if self.mem.frames[f as usize].has(PG_DIRTY) {
+            if !swap_backed && !self.reclaim_may_write_file(f, sc) {
+                // Left to the flusher, and reclaimed as soon as its writeback ends
+                // (activated since 4.12, kept on the inactive list before).
+                self.mem.frames[f as usize].flags |= PG_RECLAIM;
+                self.stats.vm.nr_vmscan_immediate_reclaim += 1;
+                return if self.profile >= Profile::V4_14 { Verdict::Activate } else { Verdict::Keep };
+            }
             if verdict == Verdict::ReclaimClean {
                 return Verdict::Keep;
             }
@@ -151,10 +191,10 @@ impl Sim {
             sc.writeback_stall = self.profile > Profile::V2_6_28;
             return None;
         }
-        self.mem.frames[f as usize].flags &= !PG_DIRTY;
         batch.pageout += 1;
+        self.stats.vm.nr_vmscan_write += 1;
         if swap_backed {
-            self.stats.vm.nr_vmscan_write += 1;
+            self.mem.frames[f as usize].flags &= !PG_DIRTY;
             let out = self.swap_writepage(f, &mut batch.swap);
             match out {
                 WriteOutcome::Done { cpu } => batch.cost.add(&cpu),
@@ -165,12 +205,10 @@ impl Sim {
             }
             return Some(out);
         }
-        // A dirty file page: written back asynchronously (the flusher's work, started by
-        // reclaim), then reclaimed clean after it rotates to the tail.
-        let fr = &mut self.mem.frames[f as usize];
-        fr.flags |= PG_WRITEBACK | PG_RECLAIM;
-        self.io.nr_writeback += 1;
-        self.stats.vm.nr_vmscan_immediate_reclaim += 1;
+        // A dirty file page that this reclaimer may write (`reclaim_may_write_file`): written
+        // asynchronously, then reclaimed clean after its writeback rotates it to the tail.
+        self.folio_clean_for_writeback(f);
+        self.mem.frames[f as usize].flags |= PG_RECLAIM;
         let fr = self.mem.frames[f as usize];
         let base = self.mem.objects[fr.owner as usize].file_base;
         batch.file.add(base + fr.index as u64, true, f, self.io.file_dev.params.max_request_pages);
@@ -297,16 +335,19 @@ impl Sim {
             }
             Owner::Shmem | Owner::File => {
                 let mem = &mut self.mem;
+                let mut dirty = false;
                 for &v in &mem.objects[fr.owner as usize].vmas {
                     let vma = &mut mem.vmas[v as usize];
                     let pte = vma.ptes[fr.index as usize];
                     if pte & PTE_PRESENT != 0 && pte_frame(pte) == f {
                         vma.ptes[fr.index as usize] = 0;
                         vma.rss -= 1;
-                        if pte & PTE_DIRTY != 0 {
-                            mem.frames[f as usize].flags |= PG_DIRTY;
-                        }
+                        dirty |= pte & PTE_DIRTY != 0;
                     }
+                }
+                if dirty {
+                    // The dirty bit moves to the folio (counted as dirtied if it was clean).
+                    self.folio_mark_dirty(f);
                 }
             }
         }

@@ -39,6 +39,9 @@ pub struct TaskResult {
     /// Buffered read()/write() page operations (access = "syscall").
     pub file_reads: u64,
     pub file_writes: u64,
+    /// Dirty throttling: pauses slept in `balance_dirty_pages` and their total time.
+    pub dirty_pauses: u64,
+    pub dirty_throttled_ns: u64,
     /// A background task: the run did not wait for it, and `elapsed_ns` ignores it.
     pub background: bool,
     /// Reads of a verifying phase that found no data (`phase.verify`).
@@ -54,6 +57,9 @@ pub struct TimeSeries {
     pub nr_active_file: Vec<u64>,
     pub nr_inactive_file: Vec<u64>,
     pub swap_used_pages: Vec<u64>,
+    /// `nr_dirty` and `nr_writeback` (page-cache folios dirty / under writeback of any kind).
+    pub nr_dirty: Vec<u64>,
+    pub nr_writeback: Vec<u64>,
     pub pswpin: Vec<u64>,
     pub pswpout: Vec<u64>,
     pub ra_hit_rate: Vec<Option<f64>>,
@@ -78,6 +84,8 @@ impl TimeSeries {
         halve(&mut self.nr_active_file);
         halve(&mut self.nr_inactive_file);
         halve(&mut self.swap_used_pages);
+        halve(&mut self.nr_dirty);
+        halve(&mut self.nr_writeback);
         halve(&mut self.pswpin);
         halve(&mut self.pswpout);
         halve(&mut self.ra_hit_rate);

@@ -22,8 +22,9 @@
 //!   `shrink_one`); `NR_HIST_GENS` = 1 (no `CONFIG_LRU_GEN_STATS`).
 //! - "In a fault" (`lru_gen_in_fault`) is told by the engine: `folio_add` is called from
 //!   faults, `folio_add_outside_fault` from `read()`/`write()`.
-//! - The model has no flusher thread: dirty file folios are isolated and the page-out path
-//!   starts their writeback (as it does for the classic LRU here), standing in for the flusher
+//! - Dirty file folios are isolated and the page-out path treats them as for the classic LRU
+//!   (marked for immediate reclaim and the flusher woken when a batch is all unqueued dirty:
+//!   reclaim/pageout.rs), standing in for `sort_folio` moving them on and the flusher
 //!   wake-up of `try_to_shrink_lruvec`; only folios under writeback are sorted to wait.
 //! - The accessed bit of a non-leaf PMD (cap 0x4) is the OR of its PTEs' bits: the hardware
 //!   sets it on every walk through it, which every touch that sets a PTE's bit implies.

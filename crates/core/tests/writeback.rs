@@ -1,0 +1,148 @@
+//! Dirty pages and writeback (writeback/): a writer over the dirty limits is throttled while
+//! the flusher writes in the background; below them, background and periodic (kupdate)
+//! writeback; reclaim writes dirty file pages only as each era allows.
+
+mod common;
+use common::*;
+use swaplab_core::stats::result::SimResult;
+
+/// One task writing a 96 MiB file with write() on a 256 MiB machine: nothing is reclaimed.
+/// The file device is an HDD, far slower than the copy into the page cache.
+const WRITER: &str = r#"
+name = "writeback"
+seed = 5
+[machine]
+cpus = 2
+ram = "256MiB"
+kernel_reserved = "16MiB"
+file_device = "hdd"
+[kernel]
+profile = "6.x"
+[[task]]
+name = "writer"
+[[task.mapping]]
+name = "f"
+kind = "file"
+size = "96MiB"
+[[task.phase]]
+mapping = "f"
+pattern = "sequential"
+cycles = 1
+write_ratio = 1.0
+access = "syscall"
+"#;
+
+fn writer(res: &SimResult) -> &swaplab_core::stats::result::TaskResult {
+    res.tasks.iter().find(|t| t.name == "writer").expect("writer task")
+}
+
+fn peak(series: &[u64]) -> u64 {
+    series.iter().copied().max().unwrap_or(0)
+}
+
+#[test]
+fn a_writer_over_dirty_ratio_sleeps_while_the_flusher_writes() {
+    let res = run_checked(WRITER, &[]);
+    let w = writer(&res);
+    assert!(w.dirty_pauses > 0 && w.dirty_throttled_ns > 0, "the writer was never throttled: {} pauses", w.dirty_pauses);
+    // The flusher wrote while the writer ran; reclaim wrote nothing (no memory pressure).
+    assert!(v(&res, "pgpgout") > 0, "nothing written back");
+    assert_eq!(v(&res, "nr_vmscan_write"), 0);
+    // Dirty + writeback pages stay near the dirty limit (20% of ~240 MiB dirtyable: ~12k
+    // pages), far below the 24k pages written.
+    let held: Vec<u64> = res.timeseries.nr_dirty.iter().zip(&res.timeseries.nr_writeback).map(|(d, w)| d + w).collect();
+    assert!(peak(&held) < 14_000, "dirty pages ran to {} pages", peak(&held));
+    assert!(peak(&res.timeseries.nr_writeback) > 0, "no writeback in flight in any sample");
+    // Without a limit (dirty_bytes = the whole machine) the same writer is never throttled and
+    // finishes at memory speed.
+    let free = run_checked(WRITER, &["kernel.dirty_bytes=1073741824", "kernel.dirty_background_bytes=1073741824"]);
+    assert_eq!(writer(&free).dirty_pauses, 0);
+    assert!(w.elapsed_ns > 5 * writer(&free).elapsed_ns, "throttled {} ns vs free {} ns", w.elapsed_ns, writer(&free).elapsed_ns);
+}
+
+/// `WRITER` with a file of `size`, then a phase that reads it with 1 ms of computing per page
+/// (the task keeps the file open for a while: a finished task's file leaves the page cache).
+fn write_then_wait(size: &str) -> String {
+    format!(
+        "{}{}",
+        WRITER.replace("size = \"96MiB\"", &format!("size = \"{size}\"")),
+        "[[task.phase]]\nmapping = \"f\"\npattern = \"sequential\"\ncycles = 2\nwrite_ratio = 0.0\ncompute = \"1ms\"\n"
+    )
+}
+
+#[test]
+fn dirty_pages_above_the_background_threshold_are_written_without_throttling() {
+    // 8 MiB written under dirty_background_bytes = 4 MiB, far below dirty_bytes: the flusher
+    // starts at once (no 30 s expiry in a run this short) and the writer never sleeps.
+    let text = write_then_wait("8MiB");
+    let res = run_checked(&text, &["kernel.dirty_background_bytes=4194304", "kernel.dirty_bytes=67108864"]);
+    assert_eq!(writer(&res).dirty_pauses, 0);
+    assert!(v(&res, "pgpgout") >= 4096, "background writeback wrote only {} KiB", v(&res, "pgpgout"));
+    // Below the background threshold nothing is written before the data expires.
+    let res = run_checked(&text, &[]);
+    assert_eq!(v(&res, "pgpgout"), 0, "written back before expiry");
+}
+
+#[test]
+fn the_periodic_flush_writes_expired_inodes() {
+    // 4 MiB dirtied, then the task computes for ~2 s: with a 0.5 s expiry and a 0.2 s period
+    // the flusher's kupdate pass writes the whole file.
+    let text = write_then_wait("4MiB");
+    let res = run_checked(&text, &["kernel.dirty_expire_centisecs=50", "kernel.dirty_writeback_centisecs=20"]);
+    assert_eq!(v(&res, "pgpgout"), 4096, "the expired file was not written exactly once");
+    assert_eq!(*res.timeseries.nr_dirty.last().unwrap(), 0);
+    let res = run_checked(&text, &["kernel.dirty_writeback_centisecs=0"]);
+    assert_eq!(v(&res, "pgpgout"), 0, "periodic writeback is off");
+}
+
+/// A task dirtying a shared file mapping twice the size of its memory cgroup: reclaim meets
+/// dirty file pages.
+const DIRTY_MMAP: &str = r#"
+name = "dirty-mmap"
+seed = 3
+[machine]
+cpus = 1
+ram = "512MiB"
+kernel_reserved = "16MiB"
+memcg_limit = "32MiB"
+file_device = "nvme"
+[[task]]
+name = "writer"
+[[task.mapping]]
+name = "f"
+kind = "file"
+size = "64MiB"
+[[task.phase]]
+mapping = "f"
+pattern = "sequential"
+cycles = 2
+write_ratio = 1.0
+"#;
+
+#[test]
+fn memcg_reclaim_leaves_dirty_file_pages_to_the_flusher_since_3_2() {
+    // Limit reclaim is direct reclaim: since 3.2 it never writes a file page; it leaves dirty
+    // pages to the flusher (marked for immediate reclaim, and the flusher woken when a batch
+    // is nothing but unqueued dirty pages). (Limits of 90/80%: the memcg's own dirty limit,
+    // 4.2+, and its background writeback would otherwise keep most pages clean before reclaim
+    // meets them.)
+    for profile in ["3.14", "4.14", "6.x"] {
+        let res = run_checked(DIRTY_MMAP, &[&format!("kernel.profile={profile}"), "kernel.dirty_ratio=90", "kernel.dirty_background_ratio=80"]);
+        assert_eq!(v(&res, "nr_vmscan_write"), 0, "{profile}: reclaim wrote file pages");
+        assert!(v(&res, "pgpgout") >= 64 * 1024, "{profile}: the flusher wrote {} KiB", v(&res, "pgpgout"));
+        assert!(v(&res, "pgsteal_file") > 0);
+    }
+    // 2.6.28: every reclaimer writes dirty file pages itself.
+    let res = run_checked(DIRTY_MMAP, &["kernel.profile=2.6.28", "kernel.dirty_ratio=90", "kernel.dirty_background_ratio=80"]);
+    assert!(v(&res, "nr_vmscan_write") > 0, "2.6.28 reclaim wrote no file page");
+    assert_eq!(v(&res, "nr_vmscan_immediate_reclaim"), 0);
+}
+
+#[test]
+fn bad_dirty_knobs_are_one_clear_error() {
+    for (set, key) in [("kernel.dirty_ratio=101", "kernel.dirty_ratio"), ("kernel.dirty_bytes=4096", "kernel.dirty_bytes"), ("kernel.dirty_expire_centisecs=99999999", "kernel.dirty_expire_centisecs")] {
+        let err = swaplab_core::config::load(WRITER, "w.toml", &[set.to_string()]).err().unwrap_or_else(|| panic!("{set} accepted"));
+        let msg = err.to_string();
+        assert!(msg.contains(key) && !msg.contains('\n'), "{set}: {msg}");
+    }
+}
