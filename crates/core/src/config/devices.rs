@@ -1,0 +1,66 @@
+//! Device presets with parameter overrides (built-in or `calibrated:NAME`).
+
+use super::calibrated;
+use crate::device::DeviceParams;
+
+/// Why a device could not be resolved: its preset, or one of its parameter overrides (named,
+/// so that the error points at `swap.N.params.NAME`, not at the device).
+#[derive(Debug)]
+pub enum DeviceError {
+    Preset(String),
+    Param(String, String),
+}
+
+/// A device preset (built-in, or `calibrated:NAME`) with a table of parameter overrides,
+/// rejecting unknown parameter names.
+pub fn device_with_overrides(preset: &str, overrides: &toml::Table) -> Result<DeviceParams, DeviceError> {
+    let mut table;
+    if let Some(name) = calibrated::name_of(preset) {
+        let base = DeviceParams::preset(calibrated::BASE_PRESET).expect("a built-in preset");
+        table = toml::Table::try_from(&base).expect("device params serialize");
+        let (device, _) = calibrated::load(name).map_err(DeviceError::Preset)?;
+        overlay(&mut table, &device).map_err(|(k, m)| DeviceError::Preset(format!("calibrated preset {name:?}: [device] {k}: {m}")))?;
+    } else {
+        let base = DeviceParams::preset(preset).ok_or_else(|| {
+            DeviceError::Preset(format!(
+                "unknown device preset {preset:?} (expected one of {}, or \"calibrated:NAME\")",
+                DeviceParams::PRESETS.join(", ")
+            ))
+        })?;
+        if overrides.is_empty() {
+            return Ok(base);
+        }
+        table = toml::Table::try_from(&base).expect("device params serialize");
+    }
+    overlay(&mut table, overrides).map_err(|(k, m)| DeviceError::Param(k, m))?;
+    let params: DeviceParams =
+        toml::Value::Table(table).try_into().map_err(|e: toml::de::Error| DeviceError::Preset(e.message().trim().to_string()))?;
+    params.validate().map_err(DeviceError::Preset)?;
+    Ok(params)
+}
+
+/// Set `fields` onto a device's parameter table, each checked alone so that an error names
+/// its field: (field, what is wrong).
+fn overlay(table: &mut toml::Table, fields: &toml::Table) -> Result<(), (String, String)> {
+    for (k, v) in fields {
+        if k == "queue_nonrot" {
+            // Optional (absent from a serialized preset): the driver's flag.
+            if !v.is_bool() {
+                return Err((k.clone(), format!("expected boolean, got {}", v.type_str())));
+            }
+            table.insert(k.clone(), v.clone());
+            continue;
+        }
+        let Some(old) = table.get(k) else {
+            let mut known: Vec<&str> = table.keys().map(|s| s.as_str()).collect();
+            known.push("queue_nonrot");
+            return Err((k.clone(), format!("unknown device parameter `{k}` (known: {})", known.join(", "))));
+        };
+        if std::mem::discriminant(old) != std::mem::discriminant(v) {
+            return Err((k.clone(), format!("expected {}, got {}", old.type_str(), v.type_str())));
+        }
+        table.insert(k.clone(), v.clone());
+    }
+    Ok(())
+}
+

@@ -1,0 +1,49 @@
+//! Kernel eras and the policy names a workload may choose.
+
+use serde::Serialize;
+
+/// Kernel eras (kernel-algorithms.md §0.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum Profile {
+    /// P1, the 2.6.28 .. 2.6.35 family: split LRU, static page-cluster window,
+    /// recent_scanned/rotated balancing, no workingset detection, `congestion_wait` naps in
+    /// reclaim (until 2.6.36's wait_iff_congested). "2.6.28" (-rc6) has no direct-reclaim
+    /// bail-out; "2.6.32" (seed 002's guest) differs only where [`era_2_6_32`] says so.
+    V2_6_28,
+    /// P2: adaptive readahead window, file-only workingset shadows.
+    V3_14,
+    /// P3: VMA readahead, synchronous-device bypass (4.15), referenced anon activated at once.
+    V4_14,
+    /// P4: modern: cost-based balancing, anon workingset, proportional bail-out.
+    V6,
+}
+
+/// Is `profile` (the `kernel.profile` string) 2.6.32? Within the P1 family it differs from
+/// 2.6.28 in two things the model has: direct reclaim bails out once it reclaimed its goal
+/// below DEF_PRIORITY (Rik van Riel's 2.6.29 rule, `nr_reclaimed >= nr_to_reclaim &&
+/// priority < DEF_PRIORITY` in 2.6.32's shrink_zone), and swapon marks an area
+/// SWP_SOLIDSTATE only when its queue has QUEUE_FLAG_NONROT, which brd did not set (seed
+/// 002: adding it "didn't make any difference"), so a ramdisk is a disk to swap
+/// ([`crate::device::DeviceParams::queue_nonrot`]).
+pub fn era_2_6_32(profile: &str) -> bool {
+    profile == "2.6.32"
+}
+
+impl Profile {
+    pub fn parse(s: &str) -> Option<Profile> {
+        Some(match s {
+            "2.6.28" | "2.6" | "2.6.32" => Profile::V2_6_28,
+            "3.14" | "3.x" => Profile::V3_14,
+            "4.14" | "4.x" | "5.x" => Profile::V4_14,
+            "6.x" | "6" | "modern" => Profile::V6,
+            // 6.1 .. 6.19: the classic model is the same; MGLRU reads the minor version.
+            v if v.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()).map_or(false, |m| (1..=19).contains(&m)) => Profile::V6,
+            _ => return None,
+        })
+    }
+}
+
+pub const READAHEAD_POLICIES: [&str; 7] = ["auto", "none", "fixed", "fixed-run", "adaptive", "adaptive-2012", "vma"];
+pub const BAILOUT_POLICIES: [&str; 5] = ["auto", "none", "rvr", "kosaki", "proportional"];
+pub use crate::reclaim::policy::RECLAIM_POLICIES;
+

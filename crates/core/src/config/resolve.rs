@@ -1,0 +1,320 @@
+//! Defaults, presets and validation: a parsed [`Config`] becomes the [`Resolved`] configuration
+//! a run actually uses.
+
+use super::*;
+use crate::device::DeviceParams;
+use serde::Serialize;
+
+/// A configuration after defaults, presets and validation: what a run actually used.
+#[derive(Clone, Debug, Serialize)]
+pub struct Resolved {
+    #[serde(flatten)]
+    pub config: Config,
+    pub swap_devices: Vec<ResolvedSwap>,
+    pub file_device_params: DeviceParams,
+    pub profile: Profile,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct ResolvedSwap {
+    pub name: String,
+    pub size: Size,
+    pub priority: i32,
+    pub params: DeviceParams,
+}
+
+
+pub(super) fn resolve(cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Resolved, ConfigError> {
+    let m = &cfg.machine;
+    let profile = Profile::parse(&cfg.kernel.profile)
+        .ok_or_else(|| at("kernel.profile", format!("unknown kernel profile {:?} (expected \"2.6.28\", \"2.6.32\", \"3.14\", \"4.14\" or \"6.x\")", cfg.kernel.profile)))?;
+    if cfg.sim.time_limit == Some(Duration(0)) {
+        return Err(at("sim.time_limit", "expected a positive duration: 0 would end the run before anything happens (leave it out for no limit)".into()));
+    }
+    if m.cpus == 0 || m.cpus > 1024 {
+        return Err(at("machine.cpus", format!("expected 1..=1024 CPUs, got {}", m.cpus)));
+    }
+    if m.ram.pages() == 0 {
+        return Err(at("machine.ram", "RAM must be at least one page".into()));
+    }
+    if m.ram.0 > (1u64 << 42) {
+        return Err(at("machine.ram", "at most 4 TiB of RAM can be simulated (32-bit frame numbers)".into()));
+    }
+    let managed = m.ram.pages().saturating_sub(m.kernel_reserved.pages());
+    let min_free = cfg.kernel.min_free_kbytes.unwrap_or_else(|| default_min_free_kbytes(managed));
+    let wm = watermarks(managed, min_free, cfg.kernel.watermark_scale_factor, profile);
+    if managed <= wm.high * 2 + 64 {
+        return Err(at(
+            "machine.ram",
+            format!(
+                "RAM of {} pages leaves {} pages after the kernel's reserve of {} pages: not enough above the high watermark ({} pages)",
+                m.ram.pages(), managed, m.kernel_reserved.pages(), wm.high
+            ),
+        ));
+    }
+    if let Some(limit) = m.memcg_limit {
+        if limit.pages() < 64 {
+            return Err(at("machine.memcg_limit", "a memory cgroup limit below 64 pages cannot run a program".into()));
+        }
+    }
+    if cfg.kernel.swappiness > 200 {
+        return Err(at("kernel.swappiness", format!("expected 0..=200, got {}", cfg.kernel.swappiness)));
+    }
+    if cfg.kernel.page_cluster > 31 {
+        return Err(at("kernel.page_cluster", format!("expected 0..=31, got {}", cfg.kernel.page_cluster)));
+    }
+    if !(1..=3000).contains(&cfg.kernel.watermark_scale_factor) {
+        return Err(at("kernel.watermark_scale_factor", "expected 1..=3000".into()));
+    }
+    if !READAHEAD_POLICIES.contains(&cfg.kernel.readahead.as_str()) {
+        return Err(at("kernel.readahead", format!("unknown readahead policy {:?} (expected one of {})", cfg.kernel.readahead, READAHEAD_POLICIES.join(", "))));
+    }
+    if !BAILOUT_POLICIES.contains(&cfg.kernel.bailout.as_str()) {
+        return Err(at("kernel.bailout", format!("unknown bail-out policy {:?} (expected one of {})", cfg.kernel.bailout, BAILOUT_POLICIES.join(", "))));
+    }
+    if !RECLAIM_POLICIES.contains(&cfg.kernel.reclaim.as_str()) {
+        return Err(at("kernel.reclaim", format!("unknown reclaim policy {:?}: expected one of {}", cfg.kernel.reclaim, RECLAIM_POLICIES.join(", "))));
+    }
+    if cfg.kernel.lru_gen_enabled > 0x7 {
+        return Err(at("kernel.lru_gen_enabled", format!("expected capability bits 0x0..=0x7, got {:#x}", cfg.kernel.lru_gen_enabled)));
+    }
+    if cfg.kernel.reclaim == "mglru" {
+        if Profile::parse(&cfg.kernel.profile) != Some(Profile::V6) {
+            return Err(at("kernel.reclaim", format!("MGLRU was merged in 6.1: kernel.profile {:?} has no multi-generational LRU (use 6.x)", cfg.kernel.profile)));
+        }
+        if cfg.kernel.lru_gen_enabled & 0x1 == 0 {
+            return Err(at("kernel.lru_gen_enabled", "without bit 0x1 the kernel runs the classic LRU: set kernel.reclaim = \"classic\"".into()));
+        }
+    }
+    if !(100..=1000).contains(&cfg.kernel.hz) {
+        return Err(at("kernel.hz", "expected 100..=1000".into()));
+    }
+    check_dirty_knobs(&cfg.kernel).map_err(|(key, msg)| at(key, msg))?;
+    cfg.pagecache.validate().map_err(|(key, msg)| at(key, msg))?;
+    let file_device_params = device_with_overrides(&m.file_device, &toml::Table::new()).map_err(|e| match e {
+        DeviceError::Preset(m) | DeviceError::Param(_, m) => at("machine.file_device", m),
+    })?;
+    let mut swap_devices = Vec::new();
+    for (i, s) in cfg.swap.iter().enumerate() {
+        let mut params = device_with_overrides(&s.device, &s.params).map_err(|e| match e {
+            DeviceError::Preset(m) => at(&format!("swap.{i}.device"), m),
+            DeviceError::Param(k, m) => at(&format!("swap.{i}.params.{k}"), m),
+        })?;
+        if era_2_6_32(&cfg.kernel.profile) && s.device == "ramdisk" && params.queue_nonrot.is_none() {
+            // 2.6.32's brd_alloc did not set QUEUE_FLAG_NONROT: swap saw a disk.
+            params.queue_nonrot = Some(false);
+        }
+        if s.size.pages() < 2 {
+            return Err(at(&format!("swap.{i}.size"), "a swap device needs at least 2 pages (slot 0 holds the header)".into()));
+        }
+        if s.size.pages() >= (1 << 32) {
+            return Err(at(&format!("swap.{i}.size"), "at most 16 TiB per swap device".into()));
+        }
+        swap_devices.push(ResolvedSwap {
+            name: format!("swap{i}:{}", s.device),
+            size: s.size,
+            priority: s.priority.unwrap_or(-1 - i as i32),
+            params,
+        });
+    }
+    if cfg.swap.len() > 32 {
+        return Err(at("swap", "at most 32 swap devices".into()));
+    }
+    if cfg.tasks.is_empty() {
+        return Err(at("task", "a workload needs at least one [[task]]".into()));
+    }
+    let mut total_instances = 0u64;
+    for (ti, t) in cfg.tasks.iter().enumerate() {
+        if t.instances == 0 {
+            return Err(at(&format!("task.{ti}.instances"), "expected at least 1".into()));
+        }
+        total_instances += t.instances as u64;
+        if t.mappings.is_empty() {
+            return Err(at(&format!("task.{ti}"), "a task needs at least one [[task.mapping]]".into()));
+        }
+        if t.phases.is_empty() {
+            return Err(at(&format!("task.{ti}"), "a task needs at least one [[task.phase]]".into()));
+        }
+        if t.time_limit == Some(Duration(0)) {
+            return Err(at(&format!("task.{ti}.time_limit"), "expected a positive duration: 0 would stop the task before it starts (leave it out for no limit)".into()));
+        }
+        if t.repeat && t.time_limit.is_none() && cfg.sim.time_limit.is_none() {
+            return Err(at(&format!("task.{ti}.repeat"), "repeat = true needs a time_limit (on the task or in [sim])".into()));
+        }
+        for (mi, mp) in t.mappings.iter().enumerate() {
+            if mp.size.pages() == 0 {
+                return Err(at(&format!("task.{ti}.mapping.{mi}.size"), format!("mapping {:?} has zero pages: expected at least 4096 bytes", mp.name)));
+            }
+            if mp.size.pages() >= (1 << 31) {
+                return Err(at(&format!("task.{ti}.mapping.{mi}.size"), "at most 8 TiB per mapping".into()));
+            }
+            if t.mappings[..mi].iter().any(|o| o.name == mp.name) {
+                return Err(at(&format!("task.{ti}.mapping.{mi}.name"), format!("duplicate mapping name {:?}", mp.name)));
+            }
+        }
+        for (pi, ph) in t.phases.iter().enumerate() {
+            let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");
+            if !t.mappings.iter().any(|mp| mp.name == ph.mapping) {
+                let names: Vec<&str> = t.mappings.iter().map(|m| m.name.as_str()).collect();
+                return Err(at(&key("mapping"), format!("no mapping named {:?} in this task (it has: {})", ph.mapping, names.join(", "))));
+            }
+            if !(0.0..=1.0).contains(&ph.write_ratio) {
+                return Err(at(&key("write_ratio"), format!("expected a fraction in 0..=1, got {}", ph.write_ratio)));
+            }
+            if !(ph.cycles > 0.0 && ph.cycles.is_finite()) {
+                return Err(at(&key("cycles"), format!("expected a positive number of cycles, got {}", ph.cycles)));
+            }
+            if ph.touches == Some(0) {
+                return Err(at(&key("touches"), "expected at least one touch".into()));
+            }
+            if ph.pattern == PatternKind::Zipf && !(ph.zipf_theta > 0.0 && ph.zipf_theta < 10.0) {
+                return Err(at(&key("zipf_theta"), "expected 0 < zipf_theta < 10".into()));
+            }
+            if ph.stride == 0 {
+                return Err(at(&key("stride"), "expected a stride of at least 1 page".into()));
+            }
+            if ph.block_pages == 0 {
+                return Err(at(&key("block_pages"), "expected at least 1 page per block".into()));
+            }
+        }
+    }
+    if total_instances > 100_000 {
+        return Err(at("task", "at most 100000 task instances".into()));
+    }
+    validate_messages(&cfg, at)?;
+    if cfg.sim.sample_interval.0 < 1_000_000 {
+        return Err(at("sim.sample_interval", "expected at least 1ms".into()));
+    }
+    if cfg.sim.sync_quantum.0 == 0 || cfg.sim.sched_slice.0 == 0 {
+        return Err(at("sim", "sync_quantum and sched_slice must be positive".into()));
+    }
+    Ok(Resolved { config: cfg, swap_devices, file_device_params, profile })
+}
+
+/// Channels, message phases and buffered-I/O phases: names resolve, channel indices stay in
+/// their arrays, and no channel is asked for more messages than are sent to it (a receiver
+/// would wait forever).
+fn validate_messages(cfg: &Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<(), ConfigError> {
+    if cfg.tasks.iter().all(|t| t.background) {
+        return Err(at("task", "every task is background: the run needs at least one task to wait for".into()));
+    }
+    let mut total = 0u64;
+    for (ci, c) in cfg.channels.iter().enumerate() {
+        if c.name.is_empty() || cfg.channels[..ci].iter().any(|o| o.name == c.name) {
+            return Err(at(&format!("channel.{ci}.name"), format!("channel names must be non-empty and unique, got {:?}", c.name)));
+        }
+        if c.count == 0 {
+            return Err(at(&format!("channel.{ci}.count"), "expected at least 1 channel".into()));
+        }
+        if c.capacity.0 == 0 {
+            return Err(at(&format!("channel.{ci}.capacity"), "expected a capacity of at least 1 byte".into()));
+        }
+        total += c.count as u64;
+    }
+    if total > 10_000_000 {
+        return Err(at("channel", "at most 10 million channels".into()));
+    }
+    // Messages sent to / received from each channel, per array.
+    let mut sent: Vec<Vec<u64>> = cfg.channels.iter().map(|c| vec![0; c.count as usize]).collect();
+    let mut recvd: Vec<Vec<u64>> = sent.clone();
+    let mut repeated = vec![false; cfg.channels.len()];
+    for (ti, t) in cfg.tasks.iter().enumerate() {
+        if t.group_size == Some(0) {
+            return Err(at(&format!("task.{ti}.group_size"), "expected at least 1".into()));
+        }
+        for (pi, ph) in t.phases.iter().enumerate() {
+            let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");
+            let msg = matches!(ph.pattern, PatternKind::Send | PatternKind::Recv);
+            if ph.access == Access::Syscall {
+                let kind = t.mappings.iter().find(|m| m.name == ph.mapping).map(|m| m.kind);
+                if kind != Some(MappingKind::File) {
+                    return Err(at(&key("access"), "access = \"syscall\" (buffered read/write) needs a mapping of kind \"file\"".into()));
+                }
+                if msg {
+                    return Err(at(&key("access"), "message phases touch their buffer through page tables: use access = \"pte\"".into()));
+                }
+            }
+            if !msg {
+                for (k, set) in [("channel", ph.channel.is_some()), ("messages", ph.messages.is_some()), ("bytes", ph.bytes.is_some()), ("fanout", ph.fanout.is_some())] {
+                    if set {
+                        return Err(at(&key(k), format!("`{k}` belongs to message phases (pattern = \"send\" or \"recv\")")));
+                    }
+                }
+                continue;
+            }
+            let Some(name) = &ph.channel else {
+                return Err(at(&key("pattern"), "a message phase needs `channel`".into()));
+            };
+            let Some(ci) = cfg.channels.iter().position(|c| &c.name == name) else {
+                let names: Vec<&str> = cfg.channels.iter().map(|c| c.name.as_str()).collect();
+                return Err(at(&key("channel"), format!("no [[channel]] named {name:?} (declared: {})", if names.is_empty() { "none".into() } else { names.join(", ") })));
+            };
+            let Some(n) = ph.messages.filter(|&n| n > 0) else {
+                return Err(at(&key("messages"), "a message phase needs `messages` >= 1".into()));
+            };
+            if ph.pattern == PatternKind::Recv && (ph.fanout.is_some() || ph.bytes.is_some()) {
+                return Err(at(&key("fanout"), "`fanout` and `bytes` belong to send phases; a receiver takes what arrives".into()));
+            }
+            if ph.fanout == Some(0) {
+                return Err(at(&key("fanout"), "expected at least 1 destination".into()));
+            }
+            if ph.bytes.is_some_and(|b| b.0 == 0 || b.0 > u32::MAX as u64) {
+                return Err(at(&key("bytes"), "expected 1 byte .. 4 GiB per message".into()));
+            }
+            let count = cfg.channels[ci].count as u64;
+            if t.repeat {
+                repeated[ci] = true;
+            }
+            for inst in 0..t.instances {
+                let r = phase_channels(t, ph, inst);
+                if r.end > count {
+                    return Err(at(
+                        &key("index"),
+                        format!("instance {inst} of task {:?} uses channels {}..{} of {name:?}, which has {count} (give the channel array `count = {}` or change `index`/`fanout`/`group_size`)", t.name, r.start, r.end, r.end.max(count)),
+                    ));
+                }
+                for c in r {
+                    if ph.pattern == PatternKind::Send {
+                        sent[ci][c as usize] += n;
+                    } else {
+                        recvd[ci][c as usize] += n;
+                    }
+                }
+            }
+        }
+    }
+    for (ci, c) in cfg.channels.iter().enumerate() {
+        if repeated[ci] {
+            continue;
+        }
+        if let Some(k) = (0..c.count as usize).find(|&k| recvd[ci][k] > sent[ci][k]) {
+            return Err(at(
+                &format!("channel.{ci}"),
+                format!("channel {:?}[{k}]: receivers wait for {} messages but senders send {}: the receivers would block forever", c.name, recvd[ci][k], sent[ci][k]),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The `vm.dirty_*` sysctls' own bounds (kernel/sysctl.c: ratios 0..=100, `dirty_bytes` at
+/// least two pages when set).
+fn check_dirty_knobs(k: &Kernel) -> Result<(), (&'static str, String)> {
+    if k.dirty_ratio > 100 {
+        return Err(("kernel.dirty_ratio", format!("expected a percentage 0..=100, got {}", k.dirty_ratio)));
+    }
+    if k.dirty_background_ratio > 100 {
+        return Err(("kernel.dirty_background_ratio", format!("expected a percentage 0..=100, got {}", k.dirty_background_ratio)));
+    }
+    if k.dirty_bytes != 0 && k.dirty_bytes < 2 * crate::mm::PAGE_SIZE {
+        return Err(("kernel.dirty_bytes", format!("expected 0 or at least 8192, got {}", k.dirty_bytes)));
+    }
+    // Keep jiffy and nanosecond arithmetic far from overflow: a day is beyond any run.
+    for (key, cs) in [("kernel.dirty_expire_centisecs", k.dirty_expire_centisecs), ("kernel.dirty_writeback_centisecs", k.dirty_writeback_centisecs)] {
+        if cs > 8_640_000 {
+            return Err((key, format!("expected at most 8640000 (a day), got {cs}")));
+        }
+    }
+    Ok(())
+}
+

@@ -1,0 +1,378 @@
+//! The workload file's tables as serde types: machine, kernel knobs, swap devices, costs,
+//! channels and simulation settings. Defaults live beside their fields; validation is in
+//! resolve.rs.
+
+use super::pagecache;
+use super::stores;
+use super::tasks::TaskSpec;
+use super::units::{Duration, Size};
+use serde::{Deserialize, Serialize};
+
+fn default_seed() -> u64 {
+    1
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Run seed: every random stream (access patterns, tie-breaks) derives from it.
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub machine: Machine,
+    #[serde(default)]
+    pub kernel: Kernel,
+    #[serde(default)]
+    pub swap: Vec<SwapSpec>,
+    #[serde(default)]
+    pub costs: Costs,
+    #[serde(default)]
+    pub sim: SimSettings,
+    /// Page-cache knobs (config/pagecache.rs).
+    #[serde(default)]
+    pub pagecache: pagecache::PageCacheSpec,
+    #[serde(rename = "task", default)]
+    pub tasks: Vec<TaskSpec>,
+    /// Message channels between tasks (pipes / sockets), see [`ChannelSpec`].
+    #[serde(rename = "channel", default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<ChannelSpec>,
+    /// Fronting stores and the page-content model (config/stores.rs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zswap: Option<stores::ZswapSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frontswap: Option<stores::FrontswapSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<stores::ContentSpec>,
+}
+
+fn default_channel_count() -> u32 {
+    1
+}
+fn default_channel_capacity() -> Size {
+    Size(65_536)
+}
+
+/// An array of `count` message channels (a pipe or a socket each): bounded FIFO queues of
+/// messages between tasks. A sender blocks while its message does not fit in `capacity`; a
+/// receiver blocks (using no CPU) until a message arrives.
+///
+/// Kernel memory: the bytes in flight (messages plus `overhead` per message: the sk_buff or
+/// pipe_buffer bookkeeping) occupy ceil(bytes / 4096) kernel pages per channel, allocated by
+/// the sender through the page allocator (so a send can enter direct reclaim, as
+/// `alloc_skb` / `pipe_write` do) and freed when the receiver consumes the data. These pages are
+/// charged like other memory but are on no LRU list: reclaim cannot take them, only
+/// consumption frees them. See docs/ipc.md.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChannelSpec {
+    pub name: String,
+    /// Channels in this array (e.g. one per receiver); phases pick one by `index`.
+    #[serde(default = "default_channel_count")]
+    pub count: u32,
+    /// Bytes in flight per channel before a sender blocks (pipe: 16 pages = 64 KiB; an
+    /// AF_UNIX socket: its sndbuf).
+    #[serde(default = "default_channel_capacity")]
+    pub capacity: Size,
+    /// Kernel bytes per message besides its payload (sk_buff truesize overhead; 0 for a pipe,
+    /// which packs small writes into its page buffers).
+    #[serde(default)]
+    pub overhead: Size,
+}
+
+fn default_cpus() -> u32 {
+    1
+}
+fn default_reserved() -> Size {
+    Size::mib(48)
+}
+fn default_file_device() -> String {
+    "sata-ssd".into()
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    #[serde(default = "default_cpus")]
+    pub cpus: u32,
+    /// Physical memory.
+    pub ram: Size,
+    /// Memory the kernel itself holds (text, slab, page tables, other processes): never
+    /// available to the workload. Default 48 MiB, a small distribution kernel's footprint.
+    #[serde(default = "default_reserved")]
+    pub kernel_reserved: Size,
+    /// Run the tasks in a memory cgroup with this limit (memory.max / limit_in_bytes) instead
+    /// of putting the whole machine under pressure.
+    #[serde(default)]
+    pub memcg_limit: Option<Size>,
+    /// Device preset backing file-backed mappings.
+    #[serde(default = "default_file_device")]
+    pub file_device: String,
+}
+
+fn default_profile() -> String {
+    "6.x".into()
+}
+fn default_swappiness() -> u32 {
+    60
+}
+fn default_page_cluster() -> u32 {
+    3
+}
+fn default_true() -> bool {
+    true
+}
+fn default_wsf() -> u32 {
+    10
+}
+fn default_auto() -> String {
+    "auto".into()
+}
+fn default_classic() -> String {
+    "classic".into()
+}
+fn default_hz() -> u32 {
+    250
+}
+fn default_dirty_ratio() -> u64 {
+    20
+}
+fn default_dirty_background_ratio() -> u64 {
+    10
+}
+fn default_dirty_expire_centisecs() -> u64 {
+    3000
+}
+fn default_dirty_writeback_centisecs() -> u64 {
+    500
+}
+fn default_lru_gen_enabled() -> u32 {
+    0x7
+}
+
+pub(super) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// Accept `profile = 3.14` as well as `profile = "3.14"` (a version reads like a number).
+fn string_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum V {
+        S(String),
+        F(f64),
+        I(i64),
+    }
+    Ok(match V::deserialize(d)? {
+        V::S(s) => s,
+        V::F(f) => format!("{f}"),
+        V::I(i) => i.to_string(),
+    })
+}
+
+/// Kernel knobs (kernel-algorithms.md §8) and the era profile (§0.2).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kernel {
+    /// "2.6.28", "2.6.32", "3.14", "4.14" or "6.x": selects the readahead family, workingset detection,
+    /// anon/file balancing and the direct-reclaim bail-out rule of that era.
+    #[serde(default = "default_profile", deserialize_with = "string_or_number")]
+    pub profile: String,
+    #[serde(default = "default_swappiness")]
+    pub swappiness: u32,
+    #[serde(default = "default_page_cluster")]
+    pub page_cluster: u32,
+    #[serde(default = "default_true")]
+    pub vma_ra_enabled: bool,
+    /// Default: the kernel's sqrt formula (§3.2).
+    #[serde(default)]
+    pub min_free_kbytes: Option<u64>,
+    #[serde(default = "default_wsf")]
+    pub watermark_scale_factor: u32,
+    /// Swap-in readahead policy: "auto" (what the profile's kernel does), "none", "fixed",
+    /// "fixed-run", "adaptive", "adaptive-2012" or "vma".
+    #[serde(default = "default_auto")]
+    pub readahead: String,
+    /// LRU implementation: "classic" or "mglru" (the multi-generational LRU, 6.1+; its era,
+    /// 6.1-6.13 or 6.14+, follows `profile`: "6.1" .. "6.13" or "6.x"/"6.14"+).
+    #[serde(default = "default_classic")]
+    pub reclaim: String,
+    /// MGLRU `/sys/kernel/mm/lru_gen/enabled` capability bits: 0x1 the policy, 0x2 page-table
+    /// walks during aging, 0x4 clearing the accessed bit of non-leaf PMDs (x86's default 0x7).
+    #[serde(default = "default_lru_gen_enabled")]
+    pub lru_gen_enabled: u32,
+    /// MGLRU `/sys/kernel/mm/lru_gen/min_ttl_ms`: OOM rather than evict a working set younger
+    /// than this (0 = off, the default).
+    #[serde(default)]
+    pub lru_gen_min_ttl_ms: u64,
+    /// Direct-reclaim bail-out: "auto" (the profile's), "none", "rvr", "kosaki", "proportional".
+    #[serde(default = "default_auto")]
+    pub bailout: String,
+    #[serde(default = "default_hz")]
+    pub hz: u32,
+    /// `vm.dirty_ratio`: percent of dirtyable memory (free + file LRU) at which writers are
+    /// throttled hard (`balance_dirty_pages`; the setpoint lies between it and the
+    /// background threshold). Default 20 (mm/page-writeback.c).
+    #[serde(default = "default_dirty_ratio")]
+    pub dirty_ratio: u64,
+    /// `vm.dirty_background_ratio`: percent at which the flusher starts background
+    /// writeback. Default 10.
+    #[serde(default = "default_dirty_background_ratio")]
+    pub dirty_background_ratio: u64,
+    /// `vm.dirty_bytes` / `vm.dirty_background_bytes`: the same thresholds in bytes; when not
+    /// 0 they replace the ratios (default 0).
+    #[serde(default)]
+    pub dirty_bytes: u64,
+    #[serde(default)]
+    pub dirty_background_bytes: u64,
+    /// `vm.dirty_expire_centisecs`: a dirty inode older than this is written by the flusher's
+    /// periodic (kupdate) pass. Default 3000 (30 s).
+    #[serde(default = "default_dirty_expire_centisecs")]
+    pub dirty_expire_centisecs: u64,
+    /// `vm.dirty_writeback_centisecs`: the flusher's period; 0 turns periodic writeback off.
+    /// Default 500 (5 s).
+    #[serde(default = "default_dirty_writeback_centisecs")]
+    pub dirty_writeback_centisecs: u64,
+}
+
+impl Default for Kernel {
+    fn default() -> Self {
+        toml::from_str("").expect("kernel defaults")
+    }
+}
+
+/// One swap device: a preset and optional overrides of any of its parameters.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapSpec {
+    /// "hdd", "sata-ssd", "nvme", "ramdisk", "zram" or "calibrated:NAME" (resolved by the lab).
+    pub device: String,
+    pub size: Size,
+    /// swapon -p; default: -1, -2, ... in file order (§2.1).
+    #[serde(default)]
+    pub priority: Option<i32>,
+    /// Overrides of the preset's parameters (see `DeviceParams`).
+    #[serde(default)]
+    pub params: toml::Table,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Costs {
+    /// A touch of a resident page: one store that misses the caches (~10 ns) - the program's
+    /// own work between touches is the workload's `compute`.
+    pub resident_touch_ns: u64,
+    /// Minor fault that allocates and zeroes a new anonymous page (§6.3: 0.5-1 us).
+    pub minor_fault_ns: u64,
+    /// Fault that finds its page in the swap cache or page cache (lookup + map).
+    pub cache_hit_fault_ns: u64,
+    /// Each further page a fault maps by fault-around (filemap_map_pages: xarray step, folio
+    /// reference, rmap and set_pte; no I/O, no fault entry). Estimate: a few cache-missing
+    /// atomics, ~10% of a cache-hit fault.
+    pub fault_around_page_ns: u64,
+    /// CPU of a major fault besides the I/O: swap-cache insert, charge, PTE update.
+    pub major_fault_cpu_ns: u64,
+    /// Reclaim: isolating and checking one LRU page.
+    pub scan_page_ns: u64,
+    /// Reclaim: one reverse-map walk testing accessed bits (folio_referenced).
+    pub rmap_walk_ns: u64,
+    /// Reclaim: unmapping one page (try_to_unmap incl. TLB flush share).
+    pub unmap_ns: u64,
+    /// Reclaim: freeing one page (remove from the cache, shadow store, free).
+    pub free_page_ns: u64,
+    /// Allocating one swap slot.
+    pub swap_alloc_ns: u64,
+    /// Taking a free page from the allocator.
+    pub alloc_page_ns: u64,
+    /// Waking a sleeping task (scheduler wake-up + context switch).
+    pub wakeup_ns: u64,
+    /// One small message sent: write()/sendmsg() syscall, skb or pipe-buffer bookkeeping, copy
+    /// of 100 bytes, and the try_to_wake_up of a waiting reader (unix_stream_sendmsg /
+    /// pipe_write; hackbench's ~2-4 us per message pair on 2008 hardware, lmbench "AF_UNIX"
+    /// and "pipe" latencies of 5-10 us round trip include two context switches).
+    pub msg_send_ns: u64,
+    /// One small message received: read()/recvmsg(), copy-out, freeing the skb.
+    pub msg_recv_ns: u64,
+    /// Buffered read()/write() of one page that is in the page cache: syscall entry, page-cache
+    /// lookup, 4 KiB copy (~1 GB/s-class memcpy in 2008: ~1-2 us; modern ~0.5 us).
+    pub syscall_page_ns: u64,
+    /// The flusher's CPU per page written back (`write_cache_pages`: folio lock, clearing the
+    /// dirty tag and `folio_mkclean`'s rmap walk, setting writeback, adding to the bio).
+    /// Estimate: about the cost of a page-cache lookup plus an rmap walk, ~0.5 us.
+    pub writeback_page_ns: u64,
+    /// MGLRU: one PTE examined by the aging walk or look-around (8 PTEs per 64-byte cache
+    /// line read sequentially, ~15 ns per line: ~2 ns each; estimate).
+    pub pt_walk_pte_ns: u64,
+    /// MGLRU: one Bloom-filter test or update (two bit probes in a 4 KiB filter plus the
+    /// hash; estimate).
+    pub bloom_test_ns: u64,
+}
+
+impl Default for Costs {
+    fn default() -> Self {
+        Costs {
+            resident_touch_ns: 10,
+            minor_fault_ns: 800,
+            cache_hit_fault_ns: 600,
+            fault_around_page_ns: 60,
+            major_fault_cpu_ns: 2_000,
+            scan_page_ns: 100,
+            rmap_walk_ns: 150,
+            unmap_ns: 250,
+            free_page_ns: 100,
+            swap_alloc_ns: 100,
+            alloc_page_ns: 100,
+            wakeup_ns: 2_000,
+            msg_send_ns: 1_500,
+            msg_recv_ns: 1_000,
+            syscall_page_ns: 1_000,
+            writeback_page_ns: 500,
+            pt_walk_pte_ns: 2,
+            bloom_test_ns: 5,
+        }
+    }
+}
+
+fn default_sample() -> Duration {
+    Duration(100_000_000)
+}
+fn default_quantum() -> Duration {
+    Duration(20_000)
+}
+fn default_slice() -> Duration {
+    Duration(3_000_000)
+}
+fn default_wakeup_gran() -> Duration {
+    Duration(1_000_000)
+}
+
+/// How the simulator itself runs (not part of the modelled machine).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimSettings {
+    /// Time-series sampling period (virtual time).
+    #[serde(default = "default_sample")]
+    pub sample_interval: Duration,
+    /// How far one CPU may run ahead of the others between synchronisation points.
+    #[serde(default = "default_quantum")]
+    pub sync_quantum: Duration,
+    /// Scheduler time slice when more tasks are runnable than there are CPUs.
+    #[serde(default = "default_slice")]
+    pub sched_slice: Duration,
+    /// A task waking from sleep preempts one that has run at least this long (CFS
+    /// sched_wakeup_granularity).
+    #[serde(default = "default_wakeup_gran")]
+    pub sched_wakeup_granularity: Duration,
+    /// Stop the whole run at this virtual time.
+    #[serde(default)]
+    pub time_limit: Option<Duration>,
+}
+
+impl Default for SimSettings {
+    fn default() -> Self {
+        toml::from_str("").expect("sim defaults")
+    }
+}
+

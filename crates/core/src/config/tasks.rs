@@ -1,0 +1,212 @@
+//! What a program does: its mappings and the phases that touch them (access patterns,
+//! messages, buffered I/O, traces).
+
+use super::pagecache;
+use super::schema::is_false;
+use super::units::{Duration, Size};
+use serde::{Deserialize, Serialize};
+
+fn default_instances() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TaskSpec {
+    pub name: String,
+    /// Identical processes started from this description (each with its own mappings).
+    #[serde(default = "default_instances")]
+    pub instances: u32,
+    /// Empty for a task whose phases replay a trace: its mappings come from the trace.
+    #[serde(rename = "mapping", default)]
+    pub mappings: Vec<MappingSpec>,
+    #[serde(rename = "phase")]
+    pub phases: Vec<PhaseSpec>,
+    /// Run the phases again and again until `time_limit` (vm-scalability style).
+    #[serde(default)]
+    pub repeat: bool,
+    /// Stop this task at this virtual time after its start.
+    #[serde(default)]
+    pub time_limit: Option<Duration>,
+    /// Start this long after time 0.
+    #[serde(default)]
+    pub start_delay: Duration,
+    /// Instances form groups of this many consecutive instances (default: all in one group);
+    /// message phases address channels by group or by rank within the group.
+    #[serde(default)]
+    pub group_size: Option<u32>,
+    /// A background task (a load beside the measured programs, e.g. dbench beside hackbench):
+    /// the run ends when every foreground task is done.
+    #[serde(default)]
+    pub background: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MappingKind {
+    /// MAP_PRIVATE|MAP_ANONYMOUS.
+    Anon,
+    /// MAP_SHARED|MAP_ANONYMOUS: tmpfs-backed, swapped through its inode.
+    Shmem,
+    /// A MAP_SHARED mapping of a regular file on `machine.file_device`.
+    File,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MappingSpec {
+    pub name: String,
+    pub kind: MappingKind,
+    pub size: Size,
+    /// Set by the resolver for mappings laid out from a trace (config/trace.rs): the trace's
+    /// virtual page at which this mapping starts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_page: Option<u64>,
+    /// File mappings: madvise/fadvise advice for readahead (config/pagecache.rs).
+    #[serde(default, skip_serializing_if = "pagecache::Advice::is_normal")]
+    pub advice: pagecache::Advice,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PatternKind {
+    /// Every page in order, `cycles` times.
+    Sequential,
+    /// Uniformly random pages.
+    Random,
+    /// Zipf-distributed page popularity with exponent `zipf_theta`, popular pages scattered.
+    Zipf,
+    /// Every `stride`-th page, then the next offset, covering all pages once per cycle.
+    Strided,
+    /// Blocked dense-matrix traversal (LU-style): see workload::Pattern::Matrix.
+    Matrix,
+    /// Send `messages` messages of `bytes` to each of `fanout` channels (write()/sendmsg());
+    /// every message also touches the next page of `mapping` (the user buffer).
+    Send,
+    /// Receive `messages` messages from one channel (read()/recvmsg()), blocking while it is
+    /// empty; every message also touches the next page of `mapping`.
+    Recv,
+    /// Replay a page trace (`file`): its mappings come from the trace (config/trace.rs).
+    Trace,
+}
+
+/// How a phase's touches reach memory.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Access {
+    /// Loads and stores through the page table (the accessed bit, faults).
+    #[default]
+    Pte,
+    /// Buffered read()/write() of whole pages through the page cache (`file` mappings only):
+    /// no page-table entry, `folio_mark_accessed` on every access (kernel-algorithms.md §3.10).
+    Syscall,
+}
+
+/// Which channel of a channel array a message phase uses: the channels
+/// `[sel * fanout, sel * fanout + fanout)` where `sel` is the instance's index, its group's
+/// index, its rank within the group, or 0.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChannelIndex {
+    #[default]
+    Instance,
+    Group,
+    Rank,
+    Zero,
+}
+
+fn default_one() -> f64 {
+    1.0
+}
+fn default_theta() -> f64 {
+    0.99
+}
+fn default_stride() -> u64 {
+    16
+}
+fn default_block() -> u64 {
+    64
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseSpec {
+    /// The mapping the phase touches (set by the resolver for trace phases).
+    #[serde(default)]
+    pub mapping: String,
+    pub pattern: PatternKind,
+    /// Passes over the mapping (sequential, strided, matrix), or touches = cycles x pages
+    /// (random, zipf) unless `touches` is given.
+    #[serde(default = "default_one")]
+    pub cycles: f64,
+    #[serde(default)]
+    pub touches: Option<u64>,
+    /// Fraction of touches that write (1.0: every touch dirties its page).
+    #[serde(default = "default_one")]
+    pub write_ratio: f64,
+    /// The program's own CPU time per touch.
+    #[serde(default)]
+    pub compute: Duration,
+    #[serde(default)]
+    pub backward: bool,
+    /// Check every read of this phase: an anon page must hold what an earlier phase wrote
+    /// (fill-and-verify, seed 002). A read that finds no data (never written, or lost on its
+    /// way through swap) counts in the task's `verify_errors`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub verify: bool,
+    #[serde(default = "default_theta")]
+    pub zipf_theta: f64,
+    #[serde(default = "default_stride")]
+    pub stride: u64,
+    /// Matrix: pages per block edge.
+    #[serde(default = "default_block")]
+    pub block_pages: u64,
+    /// Touches through page tables ("pte") or buffered file I/O ("syscall").
+    #[serde(default)]
+    pub access: Access,
+    /// send/recv: the channel array.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub channel: Option<String>,
+    /// send: messages to each destination channel; recv: messages to receive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub messages: Option<u64>,
+    /// send: payload bytes per message (default 100, hackbench's DATASIZE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<Size>,
+    /// send: destination channels, `[sel * fanout, sel * fanout + fanout)`, written round-robin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fanout: Option<u32>,
+    /// send/recv: how `sel` is chosen (see [`ChannelIndex`]).
+    #[serde(default)]
+    pub index: ChannelIndex,
+    /// trace: the trace file (swaplab, oracleGeneral or CSV, optionally .zst), relative to the
+    /// workload file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// trace: the trace's clock units (instructions, or records) per second of virtual time;
+    /// each access then costs its time delta as compute. Without it every access costs `compute`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+    /// trace: replay only these threads' accesses (default: all, in trace order).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<Vec<u32>>,
+    /// trace: CSV column spec, e.g. "time=icount,page=vpn,op=op" (default: header names).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub columns: Option<String>,
+}
+
+
+/// The channels a message phase of instance `instance` uses: `[sel * fanout, sel * fanout +
+/// fanout)` of its channel array (see [`ChannelIndex`]).
+pub fn phase_channels(task: &TaskSpec, ph: &PhaseSpec, instance: u32) -> std::ops::Range<u64> {
+    let g = task.group_size.unwrap_or(task.instances).max(1);
+    let sel = match ph.index {
+        ChannelIndex::Instance => instance,
+        ChannelIndex::Group => instance / g,
+        ChannelIndex::Rank => instance % g,
+        ChannelIndex::Zero => 0,
+    } as u64;
+    let fanout = if ph.pattern == PatternKind::Send { ph.fanout.unwrap_or(1) as u64 } else { 1 };
+    sel * fanout..sel * fanout + fanout
+}
+
