@@ -14,7 +14,7 @@
 //! schedule_timeout(HZ/10)"). A task waiting here is woken by `clear_bdi_congested`, which is
 //! modelled at the completion that takes a queue below the off threshold.
 
-use super::{DevRef, Sim, TState};
+use super::{DevRef, Sim};
 
 /// The congestion thresholds of a queue of `nr_requests` requests: (on, off).
 pub(crate) fn congestion_thresholds(nr_requests: u32) -> (u64, u64) {
@@ -72,13 +72,8 @@ impl Sim {
     pub(crate) fn congestion_wait(&mut self, tid: u32, timeout: u64) {
         // io_schedule_timeout: the sleep is iowait.
         self.io_schedule(tid);
-        let t = &mut self.tasks[tid as usize];
-        t.state = TState::Blocked;
-        t.timer_token += 1;
-        let token = t.timer_token;
-        let wake_at = t.clock + timeout;
         self.io.congestion_waiters.push(tid);
-        self.push(wake_at, super::Ev::Timer(tid, token));
+        self.block_for(tid, timeout);
     }
 }
 

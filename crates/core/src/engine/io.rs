@@ -100,14 +100,9 @@ impl Sim {
         if self.profile < crate::config::Profile::V6 {
             self.io_schedule(tid);
         }
-        let t = &mut self.tasks[tid as usize];
-        t.state = TState::Blocked;
-        t.timer_token += 1;
-        let token = t.timer_token;
-        let wake_at = t.clock + timeout;
         self.note_writeback_throttle();
         self.io.writeback_waiters.push(tid);
-        self.push(wake_at, Ev::Timer(tid, token));
+        self.block_for(tid, timeout);
     }
 
     /// Tasks (and kswapd) sleeping in reclaim_throttle(WRITEBACK).

@@ -136,6 +136,16 @@ impl Sim {
         let c = self.tasks[tid as usize].clock;
         self.push(c, Ev::Cpu(cpu as u32, self.sched.cpu_token[cpu]));
     }
+    /// Block `tid` (off the run queue, in D state) until its timer at its own clock +
+    /// `timeout`, or an earlier wake-up.
+    pub(crate) fn block_for(&mut self, tid: u32, timeout: u64) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TState::Blocked;
+        t.timer_token += 1;
+        let (token, wake_at) = (t.timer_token, t.clock + timeout);
+        self.push(wake_at, Ev::Timer(tid, token));
+    }
+
     pub(crate) fn sleep_until(&mut self, tid: u32, at: u64) {
         let t = &mut self.tasks[tid as usize];
         t.state = TState::Sleeping;

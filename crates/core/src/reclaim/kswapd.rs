@@ -84,15 +84,21 @@ fn running_cpu(sim: &Sim, tid: u32) -> usize {
     }
 }
 
-/// One pass of the 2.6.35+ `balance_pgdat`.
-fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
+/// The start of a `balance_pgdat` run (both eras): counted in pageoutrun, from DEF_PRIORITY.
+fn begin_balance_pgdat(sim: &mut Sim) {
     let ks = &mut sim.reclaim.kswapd;
     if !ks.active {
         sim.stats.vm.pageoutrun += 1;
         ks.active = true;
         ks.priority = DEF_PRIORITY;
         ks.reclaimed = 0;
+        ks.total_scanned = 0;
     }
+}
+
+/// One pass of the 2.6.35+ `balance_pgdat`.
+fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
+    begin_balance_pgdat(sim);
     if sim.pgdat_balanced() || sim.reclaim.kswapd_failures >= MAX_RECLAIM_RETRIES {
         // prepare_kswapd_sleep: nap HZ/10 on kswapd_wait, re-check, then sleep until woken
         // (clear_pgdat_congested clears PGDAT_DIRTY).
@@ -147,14 +153,7 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
 
 /// One zone pass of 2.6.28's `balance_pgdat` (see the module doc).
 fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
-    let ks = &mut sim.reclaim.kswapd;
-    if !ks.active {
-        sim.stats.vm.pageoutrun += 1;
-        ks.active = true;
-        ks.priority = DEF_PRIORITY;
-        ks.reclaimed = 0;
-        ks.total_scanned = 0;
-    }
+    begin_balance_pgdat(sim);
     if sim.pgdat_balanced() {
         // all_zones_ok: balance_pgdat returns and kswapd sleeps on kswapd_wait.
         sim.reclaim_cycle_end();

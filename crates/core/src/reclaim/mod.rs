@@ -26,7 +26,7 @@ pub use policy::{LruGenRmap, LruPolicy, RefaultCtx};
 
 use crate::config::Resolved;
 use crate::engine::Sim;
-use crate::stats::CpuCost;
+use crate::stats::{CpuCost, VmStat};
 
 /// `SWAP_CLUSTER_MAX`: reclaim's batch, and direct reclaim's goal (§3.5).
 pub const SWAP_CLUSTER_MAX: u64 = 32;
@@ -119,6 +119,36 @@ pub struct ScanControl {
 }
 
 impl ScanControl {
+    /// Count `taken` pages isolated by this pass. pgscan_kswapd / pgscan_direct count global
+    /// reclaim only; cgroup limit reclaim shows in the per-type counters (and the cgroup's
+    /// memory.stat), §7.2. Under MGLRU the pages are those isolated (§5.6).
+    pub(crate) fn count_scan(&self, vm: &mut VmStat, anon: bool, taken: u64) {
+        if self.kswapd {
+            vm.pgscan_kswapd += taken;
+        } else if !self.memcg {
+            vm.pgscan_direct += taken;
+        }
+        if anon {
+            vm.pgscan_anon += taken;
+        } else {
+            vm.pgscan_file += taken;
+        }
+    }
+
+    /// pgsteal_* as [`ScanControl::count_scan`] counts pgscan_*.
+    pub(crate) fn count_steal(&self, vm: &mut VmStat, anon: bool, reclaimed: u64) {
+        if self.kswapd {
+            vm.pgsteal_kswapd += reclaimed;
+        } else if !self.memcg {
+            vm.pgsteal_direct += reclaimed;
+        }
+        if anon {
+            vm.pgsteal_anon += reclaimed;
+        } else {
+            vm.pgsteal_file += reclaimed;
+        }
+    }
+
     pub fn new(nr_to_reclaim: u64, kswapd: bool, memcg: bool, cpu: usize) -> ScanControl {
         ScanControl {
             nr_to_reclaim,

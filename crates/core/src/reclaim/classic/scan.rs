@@ -307,7 +307,7 @@ impl ClassicLru {
             sim.reclaim.pages_scanned += taken;
         }
         self.recent_scanned[!anon as usize] += taken;
-        count_scan(sim, sc, anon, taken);
+        sc.count_scan(&mut sim.stats.vm, anon, taken);
         let res = sim.shrink_folio_list(self, isolated, sc);
         for &f in &res.keep {
             self.lists.add_head(&mut sim.mem.frames, f, LruList::of(anon, false));
@@ -319,44 +319,13 @@ impl ClassicLru {
         let activated = res.activate.len() as u64;
         sim.stats.vm.pgactivate += activated;
         self.age_nonresident(activated);
-        count_steal(sim, sc, anon, res.reclaimed);
+        sc.count_steal(&mut sim.stats.vm, anon, res.reclaimed);
         if self.profile >= Profile::V6 {
             self.lru_note_cost(anon, res.pageout, taken - res.reclaimed);
         } else {
             self.recent_rotated[!anon as usize] += activated;
         }
         res.reclaimed
-    }
-}
-
-/// pgscan_kswapd / pgscan_direct count global reclaim only; cgroup limit reclaim shows in the
-/// per-type counters (and the cgroup's memory.stat), §7.2.
-fn count_scan(sim: &mut Sim, sc: &ScanControl, anon: bool, taken: u64) {
-    let vm = &mut sim.stats.vm;
-    if sc.kswapd {
-        vm.pgscan_kswapd += taken;
-    } else if !sc.memcg {
-        vm.pgscan_direct += taken;
-    }
-    if anon {
-        vm.pgscan_anon += taken;
-    } else {
-        vm.pgscan_file += taken;
-    }
-}
-
-/// pgsteal_* as `count_scan` counts pgscan_*.
-fn count_steal(sim: &mut Sim, sc: &ScanControl, anon: bool, reclaimed: u64) {
-    let vm = &mut sim.stats.vm;
-    if sc.kswapd {
-        vm.pgsteal_kswapd += reclaimed;
-    } else if !sc.memcg {
-        vm.pgsteal_direct += reclaimed;
-    }
-    if anon {
-        vm.pgsteal_anon += reclaimed;
-    } else {
-        vm.pgsteal_file += reclaimed;
     }
 }
 

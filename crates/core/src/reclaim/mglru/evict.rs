@@ -173,7 +173,7 @@ impl MgLru {
             self.put_back(sim, &again.keep, &again.activate, false);
         }
         sc.nr_reclaimed += reclaimed;
-        count_steal(sim, sc, ty == ANON, reclaimed);
+        sc.count_steal(&mut sim.stats.vm, ty == ANON, reclaimed);
         scanned
     }
 
@@ -351,7 +351,7 @@ impl MgLru {
         }
         sc.cost.charge(CpuCategory::LruOps, (scanned - isolated) * sim.costs.scan_page_ns);
         sim.stats.vm.pgrefill += sorted;
-        count_scan(sim, sc, ty == ANON, isolated);
+        sc.count_scan(&mut sim.stats.vm, ty == ANON, isolated);
         if isolated > 0 || remaining == 0 {
             scanned
         } else {
@@ -437,35 +437,6 @@ impl MgLru {
             fr.flags &= !PG_REFERENCED;
         }
         self.del_folio(frames, f);
-    }
-}
-
-/// Under MGLRU `pgscan_*` counts isolated pages (§5.6), by reclaimer and by type.
-fn count_scan(sim: &mut Sim, sc: &ScanControl, anon: bool, isolated: u64) {
-    let vm = &mut sim.stats.vm;
-    if sc.kswapd {
-        vm.pgscan_kswapd += isolated;
-    } else if !sc.memcg {
-        vm.pgscan_direct += isolated;
-    }
-    if anon {
-        vm.pgscan_anon += isolated;
-    } else {
-        vm.pgscan_file += isolated;
-    }
-}
-
-fn count_steal(sim: &mut Sim, sc: &ScanControl, anon: bool, reclaimed: u64) {
-    let vm = &mut sim.stats.vm;
-    if sc.kswapd {
-        vm.pgsteal_kswapd += reclaimed;
-    } else if !sc.memcg {
-        vm.pgsteal_direct += reclaimed;
-    }
-    if anon {
-        vm.pgsteal_anon += reclaimed;
-    } else {
-        vm.pgsteal_file += reclaimed;
     }
 }
 
