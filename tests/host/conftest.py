@@ -21,6 +21,9 @@ def machine_state() -> dict:
     root = cgroup.V1_ROOT if cgroup.detect() == 1 else cgroup.V2_ROOT
     loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
     zram = {os.path.basename(d): open(f"{d}/disksize").read().strip() for d in sorted(glob.glob("/sys/block/zram*"))}
+    ra_kb = {os.path.basename(d): open(f"{d}/queue/read_ahead_kb").read().strip()
+             for d in sorted(glob.glob("/sys/block/*"))
+             if not os.path.basename(d).startswith(("loop", "zram")) and os.path.exists(f"{d}/queue/read_ahead_kb")}
     rot = {os.path.basename(d): open(f"{d}/queue/rotational").read().strip() for d in sorted(glob.glob("/sys/block/loop*"))}
     with open("/proc/swaps") as f:
         swaps = f.read()
@@ -31,6 +34,7 @@ def machine_state() -> dict:
         "loops": loops,
         "zram": zram,
         "loop_rotational": rot,
+        "read_ahead_kb": ra_kb,
         "journals": sorted(glob.glob("/run/swaplab/journal-*")),
         "workdir": sorted(glob.glob("/var/tmp/swaplab/swaplab-*")),
     }

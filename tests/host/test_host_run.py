@@ -141,3 +141,79 @@ def test_host_and_simulator_results_have_the_same_schema(host_ready, small_toml)
     # every task entry carries exactly the simulator's task fields
     assert sim["tasks"], "the simulator produced no task"
     assert set(host["tasks"][0]) == set(sim["tasks"][0])
+
+
+FILE_ONLY = """
+name = "host-file-cold"
+seed = 1
+[machine]
+cpus = 2
+ram = "24GiB"
+memcg_limit = "96MiB"
+[[task]]
+name = "reader"
+[[task.mapping]]
+name = "data"
+kind = "file"
+size = "48MiB"
+[[task.phase]]
+mapping = "data"
+pattern = "sequential"
+access = "{access}"
+write_ratio = 0.0
+"""
+
+
+def _charged_file_bytes(r) -> int:
+    """The workload cgroup's file pages at the end of the run, from its memory.stat (v2 `file`,
+    v1 `cache`), in bytes: the workers still hold their mappings when it is read."""
+    cg = r["host"]["cgroup"]
+    return cg["stat_end"]["file" if cg["version"] == 2 else "cache"]
+
+
+def test_file_pages_are_read_cold_and_charged_to_the_workload_cgroup(host_ready, tmp_path):
+    """The worker writes its data file, fsyncs it and drops it with POSIX_FADV_DONTNEED before
+    the run, so the workload reads every page from the disk and its own memory cgroup is
+    charged for them (memory.stat file, and the file LRU pages sampled into the time series)."""
+    path = tmp_path / "file-cold.toml"
+    path.write_text(FILE_ONLY.format(access="pte"))
+    r = run_host(str(path))
+    pages = 48 * 256
+    assert _charged_file_bytes(r) >= pages * 4096 // 2, f"the workload's cgroup was charged {r['host']['cgroup']['stat_end']}"
+    ts = r["timeseries"]
+    charged = max(a + i for a, i in zip(ts["nr_active_file"], ts["nr_inactive_file"]))
+    assert charged >= pages // 2, f"the workload's cgroup held at most {charged} file pages of {pages}"
+    assert r["vmstat"]["pgpgin"] >= pages * 4, f"only {r['vmstat']['pgpgin']} KiB read: the file was cached"
+    assert r["vmstat"]["pgmajfault"] >= 1
+
+
+def test_buffered_read_and_write_phases_run_on_the_host_with_the_workload_page_cache_knobs(host_ready, tmp_path):
+    """access = "syscall" phases are pread()/pwrite() of whole pages: the read pass brings the
+    file in cold through readahead (pgpgin, no page fault on the file) and charges the
+    workload's cgroup; the write pass dirties it under the workload's vm.dirty_bytes. The
+    disk's read_ahead_kb and the dirty knobs are the workload's during the run and restored
+    after (the fixture compares the machine before and after)."""
+    text = FILE_ONLY.format(access="syscall") + """
+[[task.phase]]
+mapping = "data"
+pattern = "sequential"
+access = "syscall"
+write_ratio = 1.0
+[kernel]
+dirty_bytes = 33554432
+dirty_background_bytes = 8388608
+[pagecache]
+read_ahead_kb = 256
+"""
+    path = tmp_path / "file-io.toml"
+    path.write_text(text)
+    r = run_host(str(path))
+    pages = 48 * 256
+    t = r["tasks"][0]
+    assert (t["file_reads"], t["file_writes"]) == (pages, pages), t
+    assert t["major_faults"] == 0 and t["minor_faults"] < 256, t
+    assert r["vmstat"]["pgpgin"] >= pages * 4, r["vmstat"]
+    assert _charged_file_bytes(r) >= pages * 4096 // 2, r["host"]["cgroup"]["stat_end"]
+    knobs = r["host"]["knobs"]
+    assert (knobs["dirty_bytes"], knobs["dirty_background_bytes"]) == ("33554432", "8388608"), knobs
+    assert knobs["dirty_ratio"] == "0" and knobs["read_ahead_kb"] == "256", knobs

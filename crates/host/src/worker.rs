@@ -6,6 +6,13 @@
 //! the page, timed with CLOCK_MONOTONIC; the phase's `compute` is spent in a busy loop after
 //! each touch, as the simulator charges it.
 //!
+//! A buffered-I/O phase (`access = "syscall"`) performs each of its touches as one pread() or
+//! pwrite() of the whole page at the page's offset in the mapping's data file, through the
+//! same open file as the mapping (so the file's readahead state and its `posix_fadvise` advice
+//! are shared by faults and read(), as `struct file`'s `f_ra` is in the kernel and as the
+//! simulator keeps one readahead state per inode). A written page carries its page number, as
+//! the data file's pages do.
+//!
 //! Faults are counted with getrusage(RUSAGE_THREAD) deltas (exact). Which touches faulted is
 //! not observable per touch without a system call per touch, so the fault-latency histogram
 //! records the touches whose latency exceeded `fault_threshold_ns` (calibrated: a resident
@@ -20,7 +27,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use swaplab_core::config::{self, MappingKind, Resolved, PAGE_SIZE};
 use swaplab_core::stats::{Histogram, Percentiles};
-use swaplab_core::workload::{program_for, Program};
+use swaplab_core::workload::{program_for, Op, Program, Step, Touch};
 
 #[derive(Clone, Debug)]
 pub struct WorkerOptions {
@@ -40,6 +47,8 @@ struct Mapping {
     region: Region,
     pages: u64,
     file: Option<PathBuf>,
+    /// The open data file of a file mapping (for buffered read()/write() phases).
+    fd: Option<std::fs::File>,
 }
 
 impl Drop for Mapping {
@@ -69,6 +78,9 @@ pub struct WorkerResult {
     pub slow_touches: u64,
     pub fault_threshold_ns: u64,
     pub throughput_bytes_per_s: f64,
+    /// Pages read with read() and written with write() (buffered-I/O phases).
+    pub file_reads: u64,
+    pub file_writes: u64,
     /// Stopped by its time limit rather than by finishing its phases.
     pub time_limited: bool,
     /// Total wall time spent in compute busy loops.
@@ -151,10 +163,10 @@ impl Worker {
             return Err(format!("task {:?} has {} instances, asked for instance {instance}", task.name, task.instances));
         }
         let program = program_for(&resolved, task_idx, instance);
-        if program.has_ops() {
-            // Message channels and buffered file I/O (engine/ipc.rs) have no host replay yet.
+        if program.has_messages() {
+            // Message channels (engine/ipc.rs) need peers and sockets the host runner does not set up.
             return Err(format!(
-                "task {:?}: message phases (pattern = \"send\"/\"recv\") and buffered file I/O (access = \"syscall\") are unavailable on host; run this workload in the simulator",
+                "task {:?}: message phases (pattern = \"send\"/\"recv\") are unavailable on host; run this workload in the simulator",
                 task.name
             ));
         }
@@ -178,8 +190,8 @@ impl Worker {
             let pages = m.size.pages();
             let len = (pages * PAGE_SIZE) as usize;
             let mapping = match m.kind {
-                MappingKind::Anon => Mapping { region: Region::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1).map_err(|e| e.to_string())?, pages, file: None },
-                MappingKind::Shmem => Mapping { region: Region::map(len, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1).map_err(|e| e.to_string())?, pages, file: None },
+                MappingKind::Anon => Mapping { region: Region::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1).map_err(|e| e.to_string())?, pages, file: None, fd: None },
+                MappingKind::Shmem => Mapping { region: Region::map(len, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1).map_err(|e| e.to_string())?, pages, file: None, fd: None },
                 MappingKind::File => {
                     let path = opts.workdir.join(format!("swaplab-{}-{}-{}-{}.data", std::process::id(), task_idx, instance, sanitize(&m.name)));
                     let f = create_file(&path, pages).map_err(|e| format!("creating {}: {e}", path.display()))?;
@@ -192,7 +204,7 @@ impl Worker {
                         }
                     };
                     apply_advice(&region, &f, m.advice);
-                    Mapping { region, pages, file: Some(path) }
+                    Mapping { region, pages, file: Some(path), fd: Some(f) }
                 }
             };
             mappings.push(mapping);
@@ -225,6 +237,7 @@ impl Worker {
         let mut touch_h = Histogram::default();
         let mut fault_h = Histogram::default();
         let bases: Vec<(*mut u8, u64)> = self.mappings.iter().map(|m| (m.region.ptr, m.pages)).collect();
+        let mut io = FileIo::default();
         let mut phase = 0usize;
         let mut left_in_phase = self.phases.first().map(|p| p.0).unwrap_or(0);
         let mut compute = self.phases.first().map(|p| p.1).unwrap_or(0);
@@ -237,7 +250,13 @@ impl Worker {
         let mut sink = 0u64;
         let mut time_limited = false;
         let mut last = start;
-        while let Some((mi, t)) = self.program.next() {
+        while let Some(step) = self.program.next_step() {
+            let (mi, t, syscall) = match step {
+                Step::Touch(mi, t) => (mi, t, false),
+                Step::Op(Op::FileIo { mi, touch }) => (mi, touch, true),
+                // Message phases are refused by `prepare`.
+                Step::Op(_) => continue,
+            };
             if left_in_phase == 0 {
                 phase = (phase + 1) % self.phases.len();
                 left_in_phase = self.phases[phase].0;
@@ -250,14 +269,19 @@ impl Worker {
             // not all fall into one cache set.
             let off = (t.page as usize) * PAGE_SIZE as usize + ((t.page as usize & 63) << 6);
             let t0 = now_ns();
-            // SAFETY: page < mapping pages (the generator's contract), so the word lies inside
-            // the mapping; the mapping is PROT_READ|PROT_WRITE.
-            unsafe {
-                let p = base.add(off) as *mut u64;
-                if t.write {
-                    std::ptr::write_volatile(p, touches | 1);
-                } else {
-                    sink = sink.wrapping_add(std::ptr::read_volatile(p));
+            if syscall {
+                let fd = self.mappings[mi].fd.as_ref().expect("validated: buffered I/O names a file mapping");
+                sink = sink.wrapping_add(io.page(fd, t));
+            } else {
+                // SAFETY: page < mapping pages (the generator's contract), so the word lies
+                // inside the mapping; the mapping is PROT_READ|PROT_WRITE.
+                unsafe {
+                    let p = base.add(off) as *mut u64;
+                    if t.write {
+                        std::ptr::write_volatile(p, touches | 1);
+                    } else {
+                        sink = sink.wrapping_add(std::ptr::read_volatile(p));
+                    }
                 }
             }
             let t1 = now_ns();
@@ -305,9 +329,44 @@ impl Worker {
             slow_touches: fault_h.count(),
             fault_threshold_ns: threshold,
             throughput_bytes_per_s: if elapsed == 0 { 0.0 } else { touches as f64 * PAGE_SIZE as f64 / (elapsed as f64 / 1e9) },
+            file_reads: io.reads,
+            file_writes: io.writes,
             time_limited,
             compute_ns,
             runqueue_wait_ns: wait1.saturating_sub(wait0),
+        }
+    }
+}
+
+/// Buffered read()/write() of whole pages, with one page-sized user buffer.
+struct FileIo {
+    buf: Vec<u8>,
+    reads: u64,
+    writes: u64,
+}
+
+impl Default for FileIo {
+    fn default() -> Self {
+        FileIo { buf: vec![0u8; PAGE_SIZE as usize], reads: 0, writes: 0 }
+    }
+}
+
+impl FileIo {
+    /// pread() or pwrite() page `t.page` of `fd` whole; returns a word of what was read (for
+    /// the sink that keeps the read from being optimised away). An I/O error (the disk file
+    /// system failing under the run) aborts the worker: its measurements would be meaningless.
+    fn page(&mut self, fd: &std::fs::File, t: Touch) -> u64 {
+        use std::os::unix::fs::FileExt;
+        let off = t.page as u64 * PAGE_SIZE;
+        if t.write {
+            self.buf[..8].copy_from_slice(&(t.page as u64 + 1).to_le_bytes());
+            fd.write_all_at(&self.buf, off).unwrap_or_else(|e| panic!("pwrite of page {}: {e}", t.page));
+            self.writes += 1;
+            0
+        } else {
+            fd.read_exact_at(&mut self.buf, off).unwrap_or_else(|e| panic!("pread of page {}: {e}", t.page));
+            self.reads += 1;
+            u64::from_le_bytes(self.buf[..8].try_into().expect("8 bytes"))
         }
     }
 }
@@ -393,6 +452,54 @@ compute = "1us"
         // Even accesses touch 20 distinct pages (i % 40 of even i), odd ones 7.
         assert!(r.minor_faults + r.major_faults >= 20 + 7, "{r:?}");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn buffered_io_phases_read_and_write_the_data_file_without_faulting_it() {
+        let text = r#"
+[machine]
+ram = "256MiB"
+[[task]]
+name = "io"
+[[task.mapping]]
+name = "f"
+kind = "file"
+size = "1MiB"
+[[task.phase]]
+mapping = "f"
+pattern = "sequential"
+access = "syscall"
+write_ratio = 0.0
+[[task.phase]]
+mapping = "f"
+pattern = "sequential"
+access = "syscall"
+write_ratio = 1.0
+"#;
+        let dir = std::env::temp_dir().join(format!("swaplab-host-io-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut w = Worker::prepare(text, "io.toml", &[], 0, 0, WorkerOptions { workdir: dir.clone(), fault_threshold_ns: 1000 }).unwrap();
+        let r = w.run(now_ns());
+        assert_eq!((r.file_reads, r.file_writes, r.touches), (256, 256, 512));
+        // read() copies into one buffer: the 256 file pages are never faulted into the mapping.
+        assert!(r.minor_faults + r.major_faults < 64, "{r:?}");
+        // Every page was written through the page cache with its page number.
+        let path = w.mappings[0].file.clone().unwrap();
+        let data = std::fs::read(&path).unwrap();
+        for page in [0usize, 17, 255] {
+            let word = u64::from_le_bytes(data[page * 4096..page * 4096 + 8].try_into().unwrap());
+            assert_eq!(word, page as u64 + 1);
+        }
+        drop(w);
+        assert!(!path.exists(), "the data file outlived its worker");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn message_phases_are_refused_with_the_reason() {
+        let text = "[machine]\nram = \"256MiB\"\n[[channel]]\nname = \"c\"\n[[task]]\nname = \"s\"\n[[task.mapping]]\nname = \"b\"\nkind = \"anon\"\nsize = \"64KiB\"\n[[task.phase]]\nmapping = \"b\"\npattern = \"send\"\nchannel = \"c\"\nmessages = 4\n[[task]]\nname = \"r\"\n[[task.mapping]]\nname = \"b\"\nkind = \"anon\"\nsize = \"64KiB\"\n[[task.phase]]\nmapping = \"b\"\npattern = \"recv\"\nchannel = \"c\"\nmessages = 4\n";
+        let err = Worker::prepare(text, "m.toml", &[], 0, 0, WorkerOptions::default()).err().expect("refused");
+        assert!(err.contains("message phases") && err.contains("unavailable on host"), "{err}");
     }
 
     #[test]

@@ -29,7 +29,8 @@ from .errors import HostError, OOMKilled, PreconditionError
 from .journal import JOURNAL_DIR, Journal, active_swaps, stale_journals
 from .lock import HostLock
 from .signals import RunSignals
-from .sysfs import KNOBS, MGLRU, PAGE, disk_stat, host_info, read, set_knob, vmstat
+from .sysfs import (KNOBS, MGLRU, PAGE, READ_AHEAD_KB, block_dev_of, disk_stat, host_info, read, set_dirty_limit,
+                    set_knob, vmstat)
 
 # Readahead policies the host kernel (6.x) can be asked for (kernel-algorithms.md §1.6):
 # "auto" = whatever the knobs and devices give; "vma" needs vma_ra_enabled and no rotational
@@ -133,7 +134,7 @@ def preflight(resolved: Dict[str, Any], opts: HostOptions) -> List[str]:
         swapdev.backend_for(spec["device"], opts.swap_backend)
         if spec.get("priority") is not None and spec["priority"] < 0:
             notes.append(f"swap priority {spec['priority']} cannot be requested with swapon -p; the kernel assigns its default")
-    for knob in ("page_cluster", "swappiness", "vma_ra_enabled"):
+    for knob in ("page_cluster", "swappiness", "vma_ra_enabled") + _DIRTY_KNOBS:
         if not os.path.exists(KNOBS[knob]):
             raise PreconditionError(f"{KNOBS[knob]} does not exist: {knob} cannot be set on this host")
     limit = memory_limit(resolved)
@@ -242,6 +243,44 @@ def _stop_workers(workers: List[_Worker]) -> None:
                 pass
 
 
+_DIRTY_KNOBS = ("dirty_ratio", "dirty_bytes", "dirty_background_ratio", "dirty_background_bytes",
+                "dirty_expire_centisecs", "dirty_writeback_centisecs")
+
+#: debugfs `fault_around_bytes` of every kernel since 3.15 unless changed by hand.
+_HOST_FAULT_AROUND_BYTES = 65536
+
+
+def _set_page_cache_knobs(journal: Journal, resolved: Dict[str, Any], opts: HostOptions, notes: List[str]) -> None:
+    """vm.dirty_* as the workload's `[kernel]` gives them, and, when it maps files, the
+    `read_ahead_kb` of the disk holding their data files (the simulator's file device): set
+    before the workers open their files, since open() copies the disk's readahead size into
+    the file's readahead state. Every change is journalled and restored."""
+    k = resolved["kernel"]
+    set_dirty_limit(journal, "dirty_ratio", "dirty_bytes", k["dirty_ratio"], k["dirty_bytes"])
+    set_dirty_limit(journal, "dirty_background_ratio", "dirty_background_bytes",
+                    k["dirty_background_ratio"], k["dirty_background_bytes"])
+    set_knob(journal, KNOBS["dirty_expire_centisecs"], str(k["dirty_expire_centisecs"]))
+    set_knob(journal, KNOBS["dirty_writeback_centisecs"], str(k["dirty_writeback_centisecs"]))
+    if not any(m["kind"] == "file" for t in resolved["task"] for m in t["mapping"]):
+        return
+    pc = resolved["pagecache"]
+    disk = block_dev_of(opts.workdir)
+    if disk is None or not os.path.exists(READ_AHEAD_KB.format(disk=disk)):
+        raise PreconditionError(f"{opts.workdir} is not on a block device with a request queue: "
+                                "pagecache.read_ahead_kb cannot be set for the file mappings' data files")
+    set_knob(journal, READ_AHEAD_KB.format(disk=disk), str(pc["read_ahead_kb"]))
+    if pc["fault_around_bytes"] != _HOST_FAULT_AROUND_BYTES:
+        notes.append(f"pagecache.fault_around_bytes = {pc['fault_around_bytes']} is simulated only: the host keeps "
+                     f"its debugfs value (default {_HOST_FAULT_AROUND_BYTES})")
+
+
+def _read_ahead_kb(workdir: str) -> Optional[str]:
+    """The read_ahead_kb of the disk holding file mappings' data files (None when unknown)."""
+    disk = block_dev_of(workdir) if os.path.isdir(workdir) else None
+    path = READ_AHEAD_KB.format(disk=disk) if disk else None
+    return read(path) if path and os.path.exists(path) else None
+
+
 def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_index) -> Dict[str, Any]:
     k = resolved["kernel"]
     # 1. knobs (kernel-algorithms.md §8)
@@ -257,6 +296,7 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
         raise PreconditionError("zswap is unavailable on this host")
     if os.path.exists(MGLRU):
         set_knob(journal, MGLRU, "n")  # the workload asks for the classic LRU
+    _set_page_cache_knobs(journal, resolved, opts, notes)
     # 2. swap devices
     devices = swapdev.setup(journal, resolved, opts.swap_backend, opts.workdir)
     ra_mode = swapdev.readahead_in_effect(devices, vma, k["page_cluster"])
@@ -425,11 +465,10 @@ def counters(v0: Dict[str, int], v1: Dict[str, int]) -> Tuple[Dict[str, int], Li
     return out, missing
 
 
-# Task fields of the result schema that host runs report as zero: message-passing and
-# buffered-I/O workloads are refused on the host, and a task's dirty-throttling pauses have no
-# per-task counter in /proc (only the balance_dirty_pages tracepoint shows them).
-_UNMEASURED_TASK_FIELDS = {"messages_sent": 0, "messages_received": 0, "ipc_wait_ns": 0,
-                           "file_reads": 0, "file_writes": 0, "verify_errors": 0,
+# Task fields of the result schema that host runs report as zero: message-passing workloads are
+# refused on the host, and a task's dirty-throttling pauses have no per-task counter in /proc
+# (only the balance_dirty_pages tracepoint shows them).
+_UNMEASURED_TASK_FIELDS = {"messages_sent": 0, "messages_received": 0, "ipc_wait_ns": 0, "verify_errors": 0,
                            "dirty_pauses": 0, "dirty_throttled_ns": 0}
 
 #: Key of /proc/stat's CPU times among the before/after device snapshots.
@@ -480,6 +519,7 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
             "runqueue_wait_ns": r.get("runqueue_wait_ns", 0),
             "throughput_bytes_per_s": r["throughput_bytes_per_s"],
             "background": _is_background(resolved, w.task),
+            "file_reads": r["file_reads"], "file_writes": r["file_writes"],
             **_UNMEASURED_TASK_FIELDS,
         })
         extra.append({"task": w.label, "slow_touches": r["slow_touches"], "fault_threshold_ns": r["fault_threshold_ns"],
@@ -517,7 +557,9 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                        "oom_kill": group.oom_kills() - group.oom0},
             "knobs": {"page_cluster": read(KNOBS["page_cluster"]), "swappiness": read(KNOBS["swappiness"]),
                       "vma_ra_enabled": read(KNOBS["vma_ra_enabled"]),
-                      "zswap": read(KNOBS["zswap"]) if os.path.exists(KNOBS["zswap"]) else None},
+                      "zswap": read(KNOBS["zswap"]) if os.path.exists(KNOBS["zswap"]) else None,
+                      **{knob: read(KNOBS[knob]) for knob in _DIRTY_KNOBS},
+                      "read_ahead_kb": _read_ahead_kb(opts.workdir)},
             "vmstat_other": other,
             "counters_missing_on_host": missing,
             "task_details": extra,

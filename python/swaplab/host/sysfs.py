@@ -16,7 +16,15 @@ KNOBS = {
     "swappiness": "/proc/sys/vm/swappiness",
     "vma_ra_enabled": "/sys/kernel/mm/swap/vma_ra_enabled",
     "zswap": "/sys/module/zswap/parameters/enabled",
+    "dirty_ratio": "/proc/sys/vm/dirty_ratio",
+    "dirty_bytes": "/proc/sys/vm/dirty_bytes",
+    "dirty_background_ratio": "/proc/sys/vm/dirty_background_ratio",
+    "dirty_background_bytes": "/proc/sys/vm/dirty_background_bytes",
+    "dirty_expire_centisecs": "/proc/sys/vm/dirty_expire_centisecs",
+    "dirty_writeback_centisecs": "/proc/sys/vm/dirty_writeback_centisecs",
 }
+# The knobs of the disk holding file mappings' data files (its request queue).
+READ_AHEAD_KB = "/sys/block/{disk}/queue/read_ahead_kb"
 MGLRU = "/sys/kernel/mm/lru_gen/enabled"
 
 
@@ -50,6 +58,26 @@ def set_knob(journal: Journal, path: str, value: str) -> None:
     if old == value or (_bool(old) is not None and _bool(old) == _bool(value)):
         return
     journal.push({"op": "knob", "path": path, "value": old})
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def set_dirty_limit(journal: Journal, ratio_knob: str, bytes_knob: str, ratio: int, nbytes: int) -> None:
+    """Set one dirty limit, given as a ratio or (when ``nbytes`` > 0) in bytes. The two files of
+    a pair are one setting: writing either zeroes the other, and the kernel refuses to write
+    a bytes value of 0 (below its 2-page minimum). So the journal records whichever form was in
+    effect before, and restoring it zeroes the other form again."""
+    old_ratio, old_bytes = read(KNOBS[ratio_knob]), read(KNOBS[bytes_knob])
+    if nbytes > 0:
+        path, value = KNOBS[bytes_knob], str(nbytes)
+    else:
+        path, value = KNOBS[ratio_knob], str(ratio)
+    if read(path) == value and (nbytes > 0 or old_bytes == "0"):
+        return
+    if old_bytes != "0":
+        journal.push({"op": "knob", "path": KNOBS[bytes_knob], "value": old_bytes})
+    else:
+        journal.push({"op": "knob", "path": KNOBS[ratio_knob], "value": old_ratio})
     with open(path, "w") as f:
         f.write(value)
 

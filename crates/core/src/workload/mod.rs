@@ -26,7 +26,8 @@ pub enum GenKind {
 }
 
 /// A step of a program that is not a plain page touch: the engine hands these to the kernel
-/// model (engine/ipc.rs). The host runner does not perform them (it refuses such workloads).
+/// model (engine/ipc.rs). The host runner performs buffered file I/O with pread()/pwrite() and
+/// refuses message phases.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Send { chan: u32, bytes: u32 },
@@ -334,9 +335,9 @@ impl Program {
         Program { phases, current: 0, live, repeat, rng, held: None, plain }
     }
 
-    /// Does any phase send or receive messages (or do buffered file I/O)?
-    pub fn has_ops(&self) -> bool {
-        self.phases.iter().any(|(_, g)| !matches!(g.kind, GenKind::Touch | GenKind::Trace))
+    /// Does any phase send or receive messages?
+    pub fn has_messages(&self) -> bool {
+        self.phases.iter().any(|(_, g)| matches!(g.kind, GenKind::Send { .. } | GenKind::Recv { .. }))
     }
 
     /// The next step: a page touch, or an operation for the kernel model (a message sent or
