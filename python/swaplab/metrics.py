@@ -20,6 +20,12 @@ or None when the run has nothing to measure (no task matched, no readahead happe
 ``kswapd_cpu_ms.CAT``       kswapd's reclaim/aging CPU in category CAT (or ``total``), ms
 ``kswapd_cpu_pct.CAT``      the category's share of kswapd's reclaim CPU, percent
 ``direct_reclaim_cpu_*``    the same for all direct reclaimers together
+``ops_per_s``               requests per second summed over the matching tasks
+                            (memtier's Ops/sec, fio's IOPS; ``tasks[].requests``)
+``op_kb_per_s``             their bytes per second in KiB/s (memtier's KB/sec)
+``op_mib_per_s``            the same in MiB/s (fio's BW)
+``op_latency_pNN_us``       request-latency percentile (mean, p50, p90, p99, p99.9,
+                            max), weighted by requests
 ==========================  =========================================================
 
 Percentiles over several tasks are the touch-weighted mean of the per-task percentiles (the
@@ -34,7 +40,7 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 TaskFilter = Union[None, str, Sequence[str]]
-_PCT = re.compile(r"^(latency|fault_latency)_(mean|p50|p90|p99|p99\.9|p999|max)_us$")
+_PCT = re.compile(r"^(latency|fault_latency|op_latency)_(mean|p50|p90|p99|p99\.9|p999|max)_us$")
 
 
 class MetricError(ValueError):
@@ -71,10 +77,15 @@ def _throughput_kbps(ts: List[Dict[str, Any]]) -> Optional[float]:
 def _latency(ts: List[Dict[str, Any]], field: str, key: str) -> Optional[float]:
     weighted, weight = 0.0, 0
     for t in ts:
-        lat = t.get(field) or {}
+        lat = ((t.get("requests") or {}).get("latency_ns") if field == "requests" else t.get(field)) or {}
         if key not in lat:
             continue
-        n = t.get("touches", 0) if field == "touch_latency_ns" else t.get("minor_faults", 0) + t.get("major_faults", 0)
+        if field == "touch_latency_ns":
+            n = t.get("touches", 0)
+        elif field == "requests":
+            n = (t.get("requests") or {}).get("ops", 0)
+        else:
+            n = t.get("minor_faults", 0) + t.get("major_faults", 0)
         if key == "max":
             weighted = max(weighted, float(lat[key]))
             weight = max(weight, 1)
@@ -85,6 +96,12 @@ def _latency(ts: List[Dict[str, Any]], field: str, key: str) -> Optional[float]:
         return None
     value = weighted if key == "max" else weighted / weight
     return value / 1000.0
+
+
+def _requests(ts: List[Dict[str, Any]], key: str, div: float) -> Optional[float]:
+    """Sum of a request rate over the tasks that made requests (None when none did)."""
+    rs = [t["requests"] for t in ts if t.get("requests")]
+    return sum(r.get(key, 0.0) for r in rs) / div if rs else None
 
 
 def ra_hit_pct(raw: Dict[str, Any]) -> Optional[float]:
@@ -103,6 +120,9 @@ _SIMPLE: Dict[str, Callable[[Dict[str, Any], List[Dict[str, Any]]], Optional[flo
     "iowait_pct": lambda raw, ts: _summary(raw, "iowait_pct"),
     "cpu_iowait_s": lambda raw, ts: _summary(raw, "cpu_iowait_s"),
     "verify_errors": lambda raw, ts: float(sum(t.get("verify_errors", 0) for t in ts)) if ts else None,
+    "ops_per_s": lambda raw, ts: _requests(ts, "ops_per_s", 1.0),
+    "op_kb_per_s": lambda raw, ts: _requests(ts, "bytes_per_s", 1024.0),
+    "op_mib_per_s": lambda raw, ts: _requests(ts, "bytes_per_s", 1024.0 * 1024.0),
 }
 
 
@@ -111,7 +131,8 @@ def _summary(raw: Dict[str, Any], key: str) -> Optional[float]:
     return None if v is None else float(v)
 
 UNITS = {"elapsed_s": "s", "elapsed_cs": "cs", "throughput_kbps": "KB/s", "ra_hit_pct": "%",
-         "major_faults": "", "touches": "", "iowait_pct": "%", "cpu_iowait_s": "s", "verify_errors": ""}
+         "major_faults": "", "touches": "", "iowait_pct": "%", "cpu_iowait_s": "s", "verify_errors": "",
+         "ops_per_s": "ops/s", "op_kb_per_s": "KB/s", "op_mib_per_s": "MiB/s"}
 
 
 # The categories of `kswapd_cpu_by_category` (crates/core/src/stats/cpu.rs, same order).
@@ -152,7 +173,7 @@ def check(name: str) -> None:
     if not known(name):
         raise MetricError(
             f"unknown metric {name!r} (expected one of {', '.join(sorted(_SIMPLE))}, "
-            "latency_{mean,p50,p90,p99,p99.9,max}_us, fault_latency_..._us, vmstat.COUNTER or "
+            "latency_{mean,p50,p90,p99,p99.9,max}_us, fault_latency_..._us, op_latency_..._us, vmstat.COUNTER or "
             "{kswapd,direct_reclaim}_cpu_{ms,pct}.CATEGORY with CATEGORY one of "
             f"{', '.join(CPU_CATEGORIES)}, total)")
 
@@ -171,6 +192,6 @@ def extract(raw: Dict[str, Any], name: str, tasks: TaskFilter = None) -> Optiona
         return _SIMPLE[name](raw, ts)
     m = _PCT.match(name)
     assert m
-    field = "touch_latency_ns" if m.group(1) == "latency" else "fault_latency_ns"
+    field = {"latency": "touch_latency_ns", "fault_latency": "fault_latency_ns", "op_latency": "requests"}[m.group(1)]
     key = {"p999": "p99.9"}.get(m.group(2), m.group(2))
     return _latency(ts, field, key)

@@ -1,7 +1,8 @@
 """``--scale F``: shrink a workload's memory sizes and durations by F for a quick look.
 
 Scaled: ``machine.ram``, ``machine.memcg_limit``, every ``size`` (mappings and swap devices),
-every ``time_limit`` and ``start_delay``, and explicit ``touches`` counts. Not scaled: the
+every ``time_limit``, ``start_delay`` and ``ramp_time``, and explicit ``touches``, ``keys`` and
+``requests`` counts (a kv store's slab mapping follows from its keys). Not scaled: the
 kernel's own reserve (``machine.kernel_reserved``, a fixed footprint), per-touch compute,
 device figures and kernel knobs. Touch counts given as ``cycles`` follow from the sizes.
 """
@@ -15,8 +16,8 @@ from typing import Any, Dict, List
 from .units import PAGE_SIZE, parse_duration, parse_size
 
 SIZE_KEYS = {"ram", "memcg_limit", "size"}
-DURATION_KEYS = {"time_limit", "start_delay"}
-COUNT_KEYS = {"touches"}
+DURATION_KEYS = {"time_limit", "start_delay", "ramp_time"}
+COUNT_KEYS = {"touches", "keys", "requests"}
 _NOT_SCALED_PARENTS = {"params", "costs", "kernel"}
 
 

@@ -13,6 +13,7 @@ pub mod footprint;
 pub mod pagecache;
 mod parse;
 mod profile;
+mod requests;
 mod resolve;
 mod schema;
 pub mod stores;

@@ -28,6 +28,10 @@ pub struct TaskSpec {
     /// Stop this task at this virtual time after its start.
     #[serde(default)]
     pub time_limit: Option<Duration>,
+    /// Requests completing in this long after the start are not measured (fio's
+    /// `ramp_time`): `requests` in the result counts what follows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_time: Option<Duration>,
     /// Start this long after time 0.
     #[serde(default)]
     pub start_delay: Duration,
@@ -57,6 +61,9 @@ pub enum MappingKind {
 pub struct MappingSpec {
     pub name: String,
     pub kind: MappingKind,
+    /// Bytes; may be left out for the anon mapping of a kv store, which is then sized to
+    /// hold its slab pages (config/requests.rs).
+    #[serde(default)]
     pub size: Size,
     /// Set by the resolver for mappings laid out from a trace (config/trace.rs): the trace's
     /// virtual page at which this mapping starts.
@@ -88,6 +95,28 @@ pub enum PatternKind {
     Recv,
     /// Replay a page trace (`file`): its mappings come from the trace (config/trace.rs).
     Trace,
+    /// memcached-like store, memtier-like client: `requests` SETs of `keys` items of
+    /// `value_size` bytes into slab pages of the (anon) mapping (workload/kv.rs).
+    #[serde(rename = "kv-set")]
+    KvSet,
+    /// GETs of the items a `kv-set` phase stored, keys drawn by `key_pattern`.
+    #[serde(rename = "kv-get")]
+    KvGet,
+}
+
+/// How a kv phase picks its keys (memtier's `--key-pattern`), within the instance's part of
+/// the key range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeyPattern {
+    /// `P`: in key order (the fill; default of kv-set).
+    Parallel,
+    /// `R`: uniformly random (default of kv-get).
+    Random,
+    /// `G`: normal around the range's middle with `key_stddev` (default range / 6).
+    Gaussian,
+    /// Zipf-distributed popularity with exponent `zipf_theta`, popular keys scattered.
+    Zipf,
 }
 
 /// How a phase's touches reach memory.
@@ -193,6 +222,44 @@ pub struct PhaseSpec {
     /// trace: CSV column spec, e.g. "time=icount,page=vpn,op=op" (default: header names).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub columns: Option<String>,
+    /// kv: items in the store, over all instances (memtier `--key-maximum`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<u64>,
+    /// kv: bytes per value (memtier `-d`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_size: Option<Size>,
+    /// kv: bytes per key (default 16: "memtier-" and 8 digits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_size: Option<u64>,
+    /// kv: the key distribution (default: parallel for kv-set, random for kv-get).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_pattern: Option<KeyPattern>,
+    /// kv gaussian: the standard deviation in keys (default: the instance's keys / 6).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_stddev: Option<f64>,
+    /// kv: requests per instance (default: its keys, memtier `-n allkeys`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    /// kv: requests a client keeps outstanding (memtier `--pipeline`, default 1): a
+    /// request's latency runs from the completion of the one `pipeline` before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pipeline: Option<u32>,
+    /// Buffered reads (access = "syscall"): reads a job keeps outstanding (fio `iodepth`,
+    /// default 1: read() blocks). A read that misses the page cache is submitted and the job
+    /// goes on, as io_uring's async buffered reads do, until this many are outstanding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth: Option<u32>,
+    /// Count this phase's requests in the result (default true; false for a load phase).
+    #[serde(default = "default_true", skip_serializing_if = "is_true")]
+    pub measure: bool,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 

@@ -84,6 +84,7 @@ impl Sim {
             Op::Send { chan, bytes } => self.ipc_send(tid, cpu, chan as usize, bytes),
             Op::Recv { chan } => self.ipc_recv(tid, chan as usize),
             Op::FileIo { mi, touch } => self.file_io(tid, cpu, mi, touch),
+            Op::Request { reply_bytes } => self.kv_request(tid, reply_bytes),
         };
         if let Outcome::Blocked = out {
             self.tasks[tid as usize].pending_op = Some(op);
@@ -190,11 +191,11 @@ impl Sim {
         let page = touch.page as usize;
         let cost = self.costs.syscall_page_ns;
         if !touch.write {
-            // generic_file_read_iter through the page cache, with readahead (pagecache/).
-            let out = self.filemap_read(tid, cpu, obj, page as u64);
+            // generic_file_read_iter through the page cache, with readahead (pagecache/), as
+            // a request with the phase's I/O depth (engine/requests.rs).
+            let out = self.read_request(tid, cpu, obj, page as u64);
             if let Outcome::Done = out {
                 let t = &mut self.tasks[tid as usize];
-                t.clock += cost;
                 t.touches += 1;
                 t.file_reads += 1;
             }

@@ -32,6 +32,7 @@ pub mod ipc;
 pub mod kthread;
 pub(crate) mod memory;
 mod report;
+pub mod requests;
 mod sched;
 mod task;
 mod user;
@@ -151,6 +152,7 @@ impl Sim {
                 };
                 let mut task = Task::user(&t.name, inst, pid, program, vmas, start, deadline);
                 task.background = t.background;
+                task.ramp_ns = t.ramp_time.map_or(0, |r| r.0);
                 self.tasks.push(task);
                 pid += 1;
                 self.push(start, Ev::Start(tid));

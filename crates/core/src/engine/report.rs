@@ -88,6 +88,11 @@ impl Sim {
                     dirty_throttled_ns: t.dirty_throttled_ns,
                     background: t.background,
                     verify_errors: t.verify_errors,
+                    requests: t.requests.as_ref().filter(|r| r.ops > 0).map(|r| {
+                        let window = r.window_ns(t.start + t.ramp_ns);
+                        let rate = |n: u64| if window == 0 { 0.0 } else { (n as f64 * 1e9 / window as f64 * 100.0).round() / 100.0 };
+                        RequestResult { ops: r.ops, bytes: r.bytes, window_ns: window, ops_per_s: rate(r.ops), bytes_per_s: rate(r.bytes), latency_ns: r.latency.percentiles() }
+                    }),
                 }
             })
             .collect();

@@ -82,6 +82,10 @@ pub struct Task {
     pub file_writes: u64,
     /// The run does not wait for this task (config `background`).
     pub background: bool,
+    /// Requests and their latency (engine/requests.rs); None until the first request.
+    pub requests: Option<Box<super::requests::Requests>>,
+    /// Requests completing this long after the start are not measured (`ramp_time`).
+    pub ramp_ns: u64,
     /// Dirty throttling (writeback/): pages dirtied since the last `balance_dirty_pages`, the
     /// pages after which it runs again, when the last pause ended (jiffies), the pause it
     /// asked for and not yet slept (ns), and the pauses slept.
@@ -153,6 +157,8 @@ impl Task {
             file_reads: 0,
             file_writes: 0,
             background: false,
+            requests: None,
+            ramp_ns: 0,
             nr_dirtied: 0,
             nr_dirtied_pause: crate::writeback::throttle::INIT_NR_DIRTIED_PAUSE,
             dirty_paused_when: 0,

@@ -196,6 +196,11 @@ impl Sim {
             _ => t.clock,
         };
         t.end = end;
+        if !oom {
+            // The request being served when the program ended is complete.
+            self.close_request(tid, end);
+        }
+        let t = &mut self.tasks[tid as usize];
         t.state = TState::Done;
         t.oom_killed = oom;
         t.pending = None;

@@ -100,6 +100,22 @@ impl Sim {
     /// Buffered read() of page `index` of inode `obj` (generic_file_read_iter). `Done` when
     /// the page was copied; `Blocked` while it is being read.
     pub(crate) fn filemap_read(&mut self, tid: u32, cpu: usize, obj: usize, index: u64) -> Outcome {
+        let f = match self.filemap_get_page(tid, cpu, obj, index) {
+            Ok(f) => f,
+            Err(out) => return out,
+        };
+        if self.mem.frames[f as usize].has(PG_LOCKED) {
+            self.wait_on_frame(tid, f);
+            return Outcome::Blocked;
+        }
+        self.filemap_read_done(obj, index, f);
+        Outcome::Done
+    }
+
+    /// The page-cache half of a read (`filemap_get_pages`): readahead on a miss, the next
+    /// window on a PG_readahead hit. Returns the page's frame, which may still be locked
+    /// (being read); `Err` when allocating it blocked or killed the task.
+    pub(crate) fn filemap_get_page(&mut self, tid: u32, cpu: usize, obj: usize, index: u64) -> Result<u32, Outcome> {
         if self.mem.objects[obj].entries[index as usize] & PTE_PRESENT == 0 {
             let mut ra = self.mem.objects[obj].ra;
             let random = self.advice_of(obj) == Advice::Random;
@@ -109,19 +125,19 @@ impl Sim {
             if self.mem.objects[obj].entries[index as usize] & PTE_PRESENT == 0 {
                 // Readahead could not allocate it: filemap_create_folio, which may reclaim.
                 if let Some(out) = self.read_one_page(tid, cpu, obj, index) {
-                    return out;
+                    return Err(out);
                 }
             }
         }
         let f = pte_frame(self.mem.objects[obj].entries[index as usize]);
         self.read_hit_marked(tid, cpu, obj, index, f, 1);
-        if self.mem.frames[f as usize].has(PG_LOCKED) {
-            self.wait_on_frame(tid, f);
-            return Outcome::Blocked;
-        }
+        Ok(f)
+    }
+
+    /// The copy is done: `folio_mark_accessed`, and the file's `prev_pos` moves to the page.
+    pub(crate) fn filemap_read_done(&mut self, obj: usize, index: u64, f: u32) {
         self.mark_page_accessed(f);
         self.mem.objects[obj].ra.prev_index = index;
-        Outcome::Done
     }
 
     /// Read one page that readahead did not bring (`filemap_create_folio` /

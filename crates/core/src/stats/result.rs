@@ -46,6 +46,24 @@ pub struct TaskResult {
     pub background: bool,
     /// Reads of a verifying phase that found no data (`phase.verify`).
     pub verify_errors: u64,
+    /// Requests (kv requests, buffered reads and writes) of measured phases after the ramp
+    /// (engine/requests.rs); absent for a task that made none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<RequestResult>,
+}
+
+/// A task's measured requests: how many, over which window, the rates a benchmark prints
+/// (memtier's Ops/sec and KB/sec, fio's IOPS and BW) and the latency percentiles.
+#[derive(Clone, Debug, Serialize)]
+pub struct RequestResult {
+    pub ops: u64,
+    pub bytes: u64,
+    /// From the first measured request's start (or the end of the ramp) to the last
+    /// completion.
+    pub window_ns: u64,
+    pub ops_per_s: f64,
+    pub bytes_per_s: f64,
+    pub latency_ns: Percentiles,
 }
 
 #[derive(Clone, Debug, Serialize, Default)]

@@ -5,6 +5,7 @@
 //! pattern is written once. A generator is a pure function of its phase description and the
 //! task's random stream ([`crate::rng::Rng`]).
 
+pub mod kv;
 pub mod trace;
 
 use crate::config::{Access, PatternKind, PhaseSpec};
@@ -23,6 +24,8 @@ pub enum GenKind {
     Recv { chan: u32 },
     /// Touches replayed from a trace, each in the mapping its page was laid out in.
     Trace,
+    /// Key-value requests, each an [`Op::Request`] and then its item's page touches (kv.rs).
+    Kv,
 }
 
 /// A step of a program that is not a plain page touch: the engine hands these to the kernel
@@ -34,6 +37,8 @@ pub enum Op {
     Recv { chan: u32 },
     /// read() (touch.write false) or write() of one page of file mapping `mi`.
     FileIo { mi: usize, touch: Touch },
+    /// A request to a server begins (the touches that follow serve it); the reply's bytes.
+    Request { reply_bytes: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +146,12 @@ pub struct PhaseGen {
     pub kind: GenKind,
     /// The replay of a trace phase (attached by [`program_for`]).
     trace: Option<trace::TraceReplay>,
+    /// The requests of a kv phase (attached by [`program_for`]).
+    kv: Option<kv::KvGen>,
+    /// Requests kept outstanding: kv `pipeline`, buffered-read `iodepth` (1: one at a time).
+    pub outstanding: u32,
+    /// Count this phase's requests in the result.
+    pub measure: bool,
 }
 
 impl PhaseGen {
@@ -154,6 +165,8 @@ impl PhaseGen {
             PatternKind::Recv => (Order::Sequential, spec.messages.unwrap_or(1).max(1)),
             // The resolver sets `touches` to the trace's access count.
             PatternKind::Trace => (Order::Sequential, spec.touches.unwrap_or(0)),
+            // Requests, counted by the attached generator.
+            PatternKind::KvSet | PatternKind::KvGet => (Order::Sequential, 0),
             PatternKind::Strided => (Order::Strided { stride: spec.stride.min(pages) }, per_cycle(pages)),
             PatternKind::Random => (Order::Random, spec.touches.unwrap_or_else(|| per_cycle(pages))),
             PatternKind::Zipf => (
@@ -171,10 +184,25 @@ impl PhaseGen {
             (PatternKind::Send, _) => GenKind::Send { first: 0, fanout: spec.fanout.unwrap_or(1).max(1), bytes: spec.bytes.map_or(100, |b| b.0 as u32) },
             (PatternKind::Recv, _) => GenKind::Recv { chan: 0 },
             (PatternKind::Trace, _) => GenKind::Trace,
+            (PatternKind::KvSet | PatternKind::KvGet, _) => GenKind::Kv,
             (_, Access::Syscall) => GenKind::Syscall,
             _ => GenKind::Touch,
         };
-        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, verify: spec.verify, compute_ns: spec.compute.0, m: [0; 5], kind, trace: None }
+        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, verify: spec.verify, compute_ns: spec.compute.0, m: [0; 5], kind, trace: None, kv: None, outstanding: spec.pipeline.or(spec.iodepth).unwrap_or(1).max(1), measure: spec.measure }
+    }
+
+    /// Make this phase serve kv requests.
+    pub fn attach_kv(&mut self, gen: kv::KvGen) {
+        self.total = gen.requests();
+        self.kv = Some(gen);
+    }
+
+    /// The next step of a kv phase: a request, or a touch of the current request's item.
+    fn kv_next(&mut self, rng: &mut Rng) -> Option<kv::KvStep> {
+        let gen = self.kv.as_mut()?;
+        let step = gen.next(rng)?;
+        self.done = gen.done();
+        Some(step)
     }
 
     /// Make this phase replay a trace.
@@ -366,6 +394,14 @@ impl Program {
                 if let Some((mi, t)) = live.trace_next() {
                     return Some(Step::Touch(mi, t));
                 }
+            } else if live.kind == GenKind::Kv {
+                if let Some(step) = live.kv_next(&mut self.rng) {
+                    let mi = self.phases[self.current].0;
+                    return Some(match step {
+                        kv::KvStep::Request { reply_bytes } => Step::Op(Op::Request { reply_bytes }),
+                        kv::KvStep::Touch(t) => Step::Touch(mi, t),
+                    });
+                }
             } else if let Some(t) = live.next(&mut self.rng) {
                 let mi = self.phases[self.current].0;
                 return Some(match live.kind {
@@ -379,7 +415,7 @@ impl Program {
                         self.held = Some((mi, t));
                         Step::Op(Op::Recv { chan })
                     }
-                    GenKind::Trace => unreachable!("trace phases are handled above"),
+                    GenKind::Trace | GenKind::Kv => unreachable!("trace and kv phases are handled above"),
                 });
             }
             self.current += 1;
@@ -399,6 +435,18 @@ impl Program {
     #[inline]
     pub fn verifying(&self) -> bool {
         self.live.as_ref().is_some_and(|g| g.verify)
+    }
+
+    /// Requests the current phase keeps outstanding (1 when it has no such notion).
+    #[inline]
+    pub fn outstanding(&self) -> u32 {
+        self.live.as_ref().map_or(1, |g| g.outstanding)
+    }
+
+    /// Are the current phase's requests measured?
+    #[inline]
+    pub fn measuring(&self) -> bool {
+        self.live.as_ref().is_some_and(|g| g.measure)
     }
 
     /// The program's own CPU time per touch in the current phase.
@@ -449,6 +497,9 @@ pub fn program_for(resolved: &crate::config::Resolved, task_idx: usize, instance
             let mut g = PhaseGen::new(ph, task.mappings[mi].size.pages());
             if ph.pattern == PatternKind::Trace {
                 g.attach_trace(trace_replay(task, pi, ph));
+            }
+            if matches!(ph.pattern, PatternKind::KvSet | PatternKind::KvGet) {
+                g.attach_kv(kv::KvGen::new(ph, instance as u64, task.instances as u64));
             }
             if let Some(name) = &ph.channel {
                 // Global channel id: the arrays' channels numbered in file order.
