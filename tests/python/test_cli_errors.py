@@ -35,6 +35,14 @@ CASES = {
     "missing content histogram": (SMALL, ["--set", "zswap.enabled=true", "--set", 'content.model="histogram"',
                                           "--set", 'content.histogram="nope.txt"'], ["content.histogram", "nope.txt"]),
     "zswap and frontswap": (SMALL, ["--set", "zswap.enabled=true", "--set", 'frontswap.capacity="1MiB"'], ["cannot both"]),
+    "kv value beyond the largest slab chunk": (SMALL.replace('pattern = "sequential"', 'pattern = "kv-get"\nkeys = 100\nvalue_size = "1MiB"'),
+                                               [], ["w.toml", "task.0.phase.0.value_size", "largest chunk"]),
+    "kv slab mapping too small": (SMALL.replace('pattern = "sequential"', 'pattern = "kv-set"\nkeys = 100000\nvalue_size = 2000'),
+                                  [], ["w.toml", "task.0.mapping.0.size", "needs 232783872 bytes"]),
+    "kv parameter on a plain phase": (SMALL.replace("cycles = 2", "cycles = 2\npipeline = 8"), [], ["task.0.phase.0.pipeline", "kv phases"]),
+    "iodepth without buffered reads": (SMALL.replace("cycles = 2", "cycles = 2\niodepth = 4"), [], ["task.0.phase.0.iodepth", "syscall"]),
+    "ramp not shorter than the run": (SMALL.replace('name = "seq"', 'name = "seq"\ntime_limit = "1s"\nramp_time = "2s"'),
+                                      [], ["task.0.ramp_time", "shorter"]),
 }
 
 

@@ -53,6 +53,8 @@ pub struct Requests {
     recent: VecDeque<u64>,
     recent_from: Option<(u64, bool)>,
     pub inflight: VecDeque<InFlight>,
+    /// The most reads ever in flight at once (bounded by the phase's iodepth).
+    pub inflight_max: u64,
 }
 
 impl Requests {
@@ -164,6 +166,7 @@ impl Sim {
             let r = self.requests_mut(tid);
             let (start, _, measured, _) = r.open.take().expect("opened above");
             r.inflight.push_back(InFlight { frame: f, obj: obj as u32, index: index as u32, start, measured });
+            r.inflight_max = r.inflight_max.max(r.inflight.len() as u64);
         } else {
             self.filemap_read_done(obj, index, f);
             self.close_request(tid, self.tasks[tid as usize].clock);
