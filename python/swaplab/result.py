@@ -39,6 +39,13 @@ def flatten_task(t: Dict[str, Any]) -> Dict[str, Any]:
                     row.update({f"direct_reclaim_pages_per_call_{p}": x for p, x in v.items()})
                 else:
                     row[f"direct_reclaim_{k}"] = v
+        elif key == "requests":
+            # requests_ops, requests_ops_per_s, ..., request_p50 (latency, ns)
+            for k, v in value.items():
+                if k == "latency_ns":
+                    row.update({f"request_{p.replace('.', '_')}": x for p, x in v.items()})
+                else:
+                    row[f"requests_{k}"] = v
         elif isinstance(value, dict):
             row.update({f"{key}_{k}": v for k, v in value.items()})
         else:

@@ -157,3 +157,45 @@ def test_reclaim_cpu_profile_is_in_the_json_the_metrics_and_the_table(small_resu
     assert "reclaim CPU by category" in text
     row = next(line for line in text.splitlines() if line.split()[:1] == ["rmap_walk"])
     assert f"{100.0 * by['rmap_walk'] / total:.1f}%" in row
+
+
+KV_STORE = """\
+name = "kv"
+[machine]
+cpus = 2
+ram = "96MiB"
+[[task]]
+name = "memcached"
+instances = 2
+[[task.mapping]]
+name = "slabs"
+kind = "anon"
+[[task.phase]]
+mapping = "slabs"
+pattern = "kv-set"
+keys = 4000
+value_size = 2000
+measure = false
+[[task.phase]]
+mapping = "slabs"
+pattern = "kv-get"
+keys = 4000
+value_size = 2000
+pipeline = 4
+"""
+
+
+def test_requests_are_in_the_json_the_metrics_and_the_task_rows(tmp_path):
+    from swaplab import metrics
+    p = tmp_path / "kv.toml"
+    p.write_text(KV_STORE)
+    r = swaplab.simulate(p)
+    reqs = [t["requests"] for t in r.raw["tasks"]]
+    assert [q["ops"] for q in reqs] == [2000, 2000], "each server thread answers its client's gets"
+    assert metrics.extract(r.raw, "ops_per_s") == pytest.approx(sum(q["ops_per_s"] for q in reqs))
+    assert metrics.extract(r.raw, "op_kb_per_s") == pytest.approx(sum(q["bytes_per_s"] for q in reqs) / 1024)
+    assert metrics.extract(r.raw, "op_latency_p50_us") == pytest.approx(sum(q["latency_ns"]["p50"] for q in reqs) / 2 / 1000)
+    assert metrics.unit_of("ops_per_s") == "ops/s"
+    assert list(r.tasks["requests_ops"]) == [2000, 2000] and "request_p99" in r.tasks.columns
+    # The slab mapping was sized by the resolver: 2000 items of 2320 bytes, 451 per 1 MiB slab page.
+    assert r.raw["config"]["task"][0]["mapping"][0]["size"] == 5 << 20
