@@ -170,6 +170,14 @@ impl Worker {
                 task.name
             ));
         }
+        if program.has_requests() {
+            // The worker touches pages and blocks in pread(); it neither charges a server's
+            // CPU per request nor keeps reads in flight, so its timings would not be these.
+            return Err(format!(
+                "task {:?}: kv phases (pattern = \"kv-set\"/\"kv-get\") and iodepth above 1 are unavailable on host; run this workload in the simulator",
+                task.name
+            ));
+        }
         let phases = task
             .phases
             .iter()
@@ -500,6 +508,16 @@ write_ratio = 1.0
         let text = "[machine]\nram = \"256MiB\"\n[[channel]]\nname = \"c\"\n[[task]]\nname = \"s\"\n[[task.mapping]]\nname = \"b\"\nkind = \"anon\"\nsize = \"64KiB\"\n[[task.phase]]\nmapping = \"b\"\npattern = \"send\"\nchannel = \"c\"\nmessages = 4\n[[task]]\nname = \"r\"\n[[task.mapping]]\nname = \"b\"\nkind = \"anon\"\nsize = \"64KiB\"\n[[task.phase]]\nmapping = \"b\"\npattern = \"recv\"\nchannel = \"c\"\nmessages = 4\n";
         let err = Worker::prepare(text, "m.toml", &[], 0, 0, WorkerOptions::default()).err().expect("refused");
         assert!(err.contains("message phases") && err.contains("unavailable on host"), "{err}");
+    }
+
+    #[test]
+    fn request_phases_are_refused_with_the_reason() {
+        let kv = "[machine]\nram = \"256MiB\"\n[[task]]\nname = \"m\"\n[[task.mapping]]\nname = \"s\"\nkind = \"anon\"\n[[task.phase]]\nmapping = \"s\"\npattern = \"kv-set\"\nkeys = 100\nvalue_size = 2000\n";
+        let fio = "[machine]\nram = \"256MiB\"\n[[task]]\nname = \"f\"\n[[task.mapping]]\nname = \"d\"\nkind = \"file\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"d\"\npattern = \"random\"\naccess = \"syscall\"\nwrite_ratio = 0.0\niodepth = 4\n";
+        for text in [kv, fio] {
+            let err = Worker::prepare(text, "r.toml", &[], 0, 0, WorkerOptions::default()).err().expect("refused");
+            assert!(err.contains("iodepth") && err.contains("unavailable on host"), "{err}");
+        }
     }
 
     #[test]

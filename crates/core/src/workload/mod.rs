@@ -368,6 +368,11 @@ impl Program {
         self.phases.iter().any(|(_, g)| matches!(g.kind, GenKind::Send { .. } | GenKind::Recv { .. }))
     }
 
+    /// Does any phase serve kv requests or keep reads outstanding (an `iodepth` above 1)?
+    pub fn has_requests(&self) -> bool {
+        self.phases.iter().any(|(_, g)| g.kind == GenKind::Kv || g.outstanding > 1)
+    }
+
     /// The next step: a page touch, or an operation for the kernel model (a message sent or
     /// received, buffered file I/O). A message phase yields the operation, then its buffer touch.
     #[inline]
