@@ -49,6 +49,10 @@ fn swap_param_errors_name_the_param_not_the_device() {
     assert_eq!(e.key, "swap.0.params.read_latency_ns", "{e}");
     let e = err(BASE, &["swap.0.params.no_such_param=1"]);
     assert_eq!(e.key, "swap.0.params.no_such_param", "{e}");
+    let e = err(BASE, &["swap.0.params.read_access=5"]);
+    assert_eq!(e.key, "swap.0.params.read_access", "{e}");
+    let e = err(BASE, &["swap.0.params.read_access={p=[0.5, 0.4], ns=[1, 2]}"]);
+    assert!(e.message.contains("read_access") && e.message.contains("increase"), "{e}");
 }
 
 #[test]

@@ -4,12 +4,18 @@
 //!   writes at queue depth 1 (latency), 1 MiB sequential reads and writes (bandwidth), and
 //!   4 KiB random reads at queue depths 1..32 with one thread per outstanding request
 //!   (parallelism = peak IOPS x QD1 latency, the model's "requests served at once").
-//! * CPU costs through the real kernel: a resident touch, a minor fault (first write to an
-//!   anonymous page: allocate + zero + map), a cache-hit fault (a file page in the page cache
-//!   mapped by a fault; time per fault the kernel counted, as fault-around maps neighbours) and a major fault (the same
-//!   page not cached: read from the device through the fault path).
+//!   QD1 requests run SCHED_FIFO (a busy machine's run queue would otherwise add its waits to
+//!   every latency) and are kept as quantile tables (random and sequential reads, alone and
+//!   beside a writer issuing 128 KiB writes; random writes): the simulator samples access times
+//!   from them (crates/core/src/device/service.rs).
+//! * CPU costs through the real kernel, as the thread's CPU time (CLOCK_THREAD_CPUTIME_ID: the
+//!   simulator models contention for CPUs itself, so a cost must not include waiting for one):
+//!   a resident touch, a minor fault (first write to an anonymous page: allocate + zero + map),
+//!   a cache-hit fault (a file page in the page cache mapped by a fault; time per fault the
+//!   kernel counted, as fault-around maps neighbours) and a major fault (the same page not
+//!   cached: read from the device through the fault path; its wall time is kept too).
 
-use crate::sys::{self, now_ns, Region};
+use crate::sys::{self, now_ns, thread_cpu_ns, Region};
 use serde::Serialize;
 use std::ffi::CString;
 use std::io;
@@ -30,13 +36,41 @@ pub struct QdPoint {
 pub struct DeviceReport {
     pub file: String,
     pub file_bytes: u64,
+    /// How the QD1 measurements were scheduled ("fifo": SCHED_FIFO, so that other load on the
+    /// machine does not add run-queue waits to the latencies; "other" when that was refused).
+    pub sched: String,
     pub rand_read_ns: Percentiles,
     pub rand_write_ns: Percentiles,
+    pub seq_read_ns: Percentiles,
+    pub rand_read_writing_ns: Percentiles,
+    pub seq_read_writing_ns: Percentiles,
+    /// The QD1 4 KiB request times (ns, transfer included) at [`QUANTILE_GRID`], per case.
+    pub quantiles: Qd1Quantiles,
     pub seq_read_bytes_per_s: f64,
     pub seq_write_bytes_per_s: f64,
     pub read_qd: Vec<QdPoint>,
     /// peak IOPS over the queue depths x mean QD1 read latency.
     pub parallelism: f64,
+}
+
+/// Cumulative probabilities at which the QD1 latency tables are taken: the body in steps of
+/// 10%, the tail finer, the extremes (fastest and slowest request) included.
+pub const QUANTILE_GRID: [f64; 18] = [0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0];
+
+/// QD1 4 KiB request times at [`QUANTILE_GRID`]: random and sequential reads on an idle device
+/// and beside a writer, random writes.
+#[derive(Clone, Debug, Serialize)]
+pub struct Qd1Quantiles {
+    pub p: Vec<f64>,
+    pub rand_read: Vec<u64>,
+    pub seq_read: Vec<u64>,
+    pub rand_read_writing: Vec<u64>,
+    pub seq_read_writing: Vec<u64>,
+    pub rand_write: Vec<u64>,
+}
+
+fn grid(h: &Histogram) -> Vec<u64> {
+    QUANTILE_GRID.iter().map(|&q| h.quantile(q)).collect()
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -45,7 +79,10 @@ pub struct FaultReport {
     pub resident_touch_ns: f64,
     pub minor_fault_ns: f64,
     pub cache_hit_fault_ns: f64,
+    /// Wall time of a major fault (device read included).
     pub major_fault_ns: f64,
+    /// The faulting thread's CPU time per major fault (the read's wait excluded).
+    pub major_fault_cpu_ns: f64,
     pub major_fault_pct: Percentiles,
 }
 
@@ -124,35 +161,116 @@ fn device_inner(path: &Path, file_bytes: u64, seconds: f64) -> io::Result<Device
     }
     let seq_read = file_bytes as f64 / ((now_ns() - t) as f64 / 1e9);
     let pages = file_bytes / PAGE as u64;
-    let small = Region::map(PAGE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
-    fill(&small, 2);
-    let qd1 = |write: bool, seed: u64| -> io::Result<Histogram> {
-        let mut h = Histogram::default();
-        let mut r = Rng::new(seed);
-        let end = now_ns() + (seconds * 1e9) as u64;
-        loop {
-            let off = r.below(pages) * PAGE as u64;
-            let t0 = now_ns();
-            pio(&fd, &small, PAGE, off, write)?;
-            let t1 = now_ns();
-            h.record(t1 - t0);
-            if t1 >= end && h.count() >= 32 {
-                break;
-            }
-        }
-        Ok(h)
-    };
-    let rr = qd1(false, 3)?;
-    let rw = qd1(true, 4)?;
+    let fifo = sys::FifoPriority::acquire();
+    let sched = if fifo.is_some() { "fifo" } else { "other" };
+    let qd1 = |pattern: Pattern, write: bool, seed: u64| qd1_histogram(&fd, pages, seconds, pattern, write, seed);
+    let rr = qd1(Pattern::Random, false, 3)?;
+    let sr = qd1(Pattern::Sequential, false, 5)?;
+    let rw = qd1(Pattern::Random, true, 4)?;
     // SAFETY: valid fd.
     unsafe { libc::fdatasync(fd.0) };
+    let (rr_w, sr_w) = beside_a_writer(path, file_bytes, || Ok((qd1(Pattern::Random, false, 6)?, qd1(Pattern::Sequential, false, 7)?)))?;
+    // SAFETY: valid fd.
+    unsafe { libc::fdatasync(fd.0) };
+    drop(fifo);
+    let read_qd = read_iops_by_queue_depth(path, pages, seconds)?;
+    let peak = read_qd.iter().map(|p| p.iops).fold(0.0, f64::max);
+    let mean_ns = rr.sum() as f64 / rr.count().max(1) as f64;
+    Ok(DeviceReport {
+        file: path.display().to_string(),
+        file_bytes,
+        sched: sched.to_string(),
+        rand_read_ns: rr.percentiles(),
+        rand_write_ns: rw.percentiles(),
+        seq_read_ns: sr.percentiles(),
+        rand_read_writing_ns: rr_w.percentiles(),
+        seq_read_writing_ns: sr_w.percentiles(),
+        quantiles: Qd1Quantiles {
+            p: QUANTILE_GRID.to_vec(),
+            rand_read: grid(&rr),
+            seq_read: grid(&sr),
+            rand_read_writing: grid(&rr_w),
+            seq_read_writing: grid(&sr_w),
+            rand_write: grid(&rw),
+        },
+        seq_read_bytes_per_s: seq_read,
+        seq_write_bytes_per_s: seq_write,
+        read_qd,
+        parallelism: (peak * mean_ns / 1e9).max(1.0),
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Pattern {
+    /// Uniformly random 4 KiB offsets.
+    Random,
+    /// Consecutive 4 KiB offsets from a random start, wrapping at the end of the file (the
+    /// order a page-cluster 0 swap-in of a sequential scan reads its slots).
+    Sequential,
+}
+
+/// 4 KiB O_DIRECT requests one at a time for `seconds` (at least 32): their times.
+fn qd1_histogram(fd: &Fd, pages: u64, seconds: f64, pattern: Pattern, write: bool, seed: u64) -> io::Result<Histogram> {
+    let buf = Region::map(PAGE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
+    fill(&buf, seed);
+    let mut h = Histogram::default();
+    let mut r = Rng::new(seed);
+    let mut page = r.below(pages);
+    let end = now_ns() + (seconds * 1e9) as u64;
+    loop {
+        page = match pattern {
+            Pattern::Random => r.below(pages),
+            Pattern::Sequential => (page + 1) % pages,
+        };
+        let t0 = now_ns();
+        pio(fd, &buf, PAGE, page * PAGE as u64, write)?;
+        let t1 = now_ns();
+        h.record(t1 - t0);
+        if t1 >= end && h.count() >= 32 {
+            break;
+        }
+    }
+    Ok(h)
+}
+
+/// Run `measure` while another thread writes 128 KiB O_DIRECT requests back to back over the
+/// file (a reclaimer's merged swap-out writes): how writes in flight slow reads.
+fn beside_a_writer<T>(path: &Path, file_bytes: u64, measure: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    const WRITE: usize = 128 << 10;
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (stop, path) = (stop.clone(), path.to_path_buf());
+        std::thread::spawn(move || -> io::Result<()> {
+            let fd = open(&path, libc::O_WRONLY | libc::O_DIRECT)?;
+            let buf = Region::map(WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
+            fill(&buf, 8);
+            let chunks = (file_bytes / WRITE as u64).max(1);
+            let mut i = 0;
+            while !stop.load(Ordering::Relaxed) {
+                pio(&fd, &buf, WRITE, (i % chunks) * WRITE as u64, true)?;
+                i += 1;
+            }
+            Ok(())
+        })
+    };
+    let res = measure();
+    stop.store(true, Ordering::Relaxed);
+    let w = writer.join().map_err(|_| io::Error::new(io::ErrorKind::Other, "writer thread panicked"))?;
+    let r = res?;
+    w?;
+    Ok(r)
+}
+
+/// 4 KiB random reads at queue depths 1..32, one thread per outstanding request: IOPS.
+fn read_iops_by_queue_depth(path: &Path, pages: u64, seconds: f64) -> io::Result<Vec<QdPoint>> {
     let mut read_qd = Vec::new();
     for qd in [1u32, 2, 4, 8, 16, 32] {
         let stop = now_ns() + (seconds * 1e9 / 2.0).max(0.2e9) as u64;
-        let path = path.to_path_buf();
         let handles: Vec<_> = (0..qd)
             .map(|i| {
-                let path = path.clone();
+                let path = path.to_path_buf();
                 std::thread::spawn(move || -> io::Result<u64> {
                     let fd = open(&path, libc::O_RDONLY | libc::O_DIRECT)?;
                     let buf = Region::map(PAGE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
@@ -174,18 +292,7 @@ fn device_inner(path: &Path, file_bytes: u64, seconds: f64) -> io::Result<Device
         let dt = (now_ns() - t0) as f64 / 1e9;
         read_qd.push(QdPoint { queue_depth: qd, iops: total as f64 / dt });
     }
-    let peak = read_qd.iter().map(|p| p.iops).fold(0.0, f64::max);
-    let mean_ns = rr.sum() as f64 / rr.count().max(1) as f64;
-    Ok(DeviceReport {
-        file: path.display().to_string(),
-        file_bytes,
-        rand_read_ns: rr.percentiles(),
-        rand_write_ns: rw.percentiles(),
-        seq_read_bytes_per_s: seq_read,
-        seq_write_bytes_per_s: seq_write,
-        read_qd,
-        parallelism: (peak * mean_ns / 1e9).max(1.0),
-    })
+    Ok(read_qd)
 }
 
 /// Fault costs through the real kernel, with `pages` pages per measurement. The file for the
@@ -193,7 +300,7 @@ fn device_inner(path: &Path, file_bytes: u64, seconds: f64) -> io::Result<Device
 pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
     let len = pages as usize * PAGE;
     let touch_all = |r: &Region, write: bool| -> f64 {
-        let t0 = now_ns();
+        let t0 = thread_cpu_ns();
         let mut sink = 0u64;
         for p in 0..pages as usize {
             // SAFETY: inside the mapping.
@@ -207,7 +314,7 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
             }
         }
         std::hint::black_box(sink);
-        (now_ns() - t0) as f64 / pages as f64
+        (thread_cpu_ns() - t0) as f64 / pages as f64
     };
     // Minor faults: first writes to anonymous memory.
     let anon = Region::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
@@ -216,7 +323,7 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
     drop(anon);
     // A file with real data, cached.
     let path = dir.join(format!("swaplab-calibrate-faults-{}.data", std::process::id()));
-    let result = (|| -> io::Result<(f64, f64, Histogram)> {
+    let result = (|| -> io::Result<(f64, f64, f64, Histogram)> {
         {
             use std::io::Write;
             let mut f = std::fs::File::create(&path)?;
@@ -236,7 +343,7 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
         let map = Region::map(len, libc::MAP_SHARED, fd.0)?;
         map.advise(libc::MADV_RANDOM);
         let (min0, _) = sys::thread_faults();
-        let t0 = now_ns();
+        let t0 = thread_cpu_ns();
         let mut sink = 0u64;
         for p in 0..pages as usize {
             // SAFETY: inside the mapping.
@@ -245,7 +352,7 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
         std::hint::black_box(sink);
         let (min1, _) = sys::thread_faults();
         let n = (min1 - min0).max(1);
-        let hit = (now_ns() - t0) as f64 / n.max(1) as f64;
+        let hit = (thread_cpu_ns() - t0) as f64 / n.max(1) as f64;
         drop(map);
         // Major faults: drop the cache, then fault pages in random order, one read each.
         // SAFETY: valid fd.
@@ -259,6 +366,7 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
         }
         let mut h = Histogram::default();
         let (_, maj0) = sys::thread_faults();
+        let cpu0 = thread_cpu_ns();
         let mut sink = 0u64;
         for &p in &order {
             let t0 = now_ns();
@@ -268,13 +376,22 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
         }
         std::hint::black_box(sink);
         let (_, maj1) = sys::thread_faults();
+        let cpu = (thread_cpu_ns() - cpu0) as f64 / (maj1 - maj0).max(1) as f64;
         let mean = h.sum() as f64 / h.count().max(1) as f64;
         if maj1 - maj0 < pages / 2 {
             return Err(io::Error::new(io::ErrorKind::Other, format!("expected ~{pages} major faults, the kernel counted {}", maj1 - maj0)));
         }
-        Ok((hit, mean, h))
+        Ok((hit, mean, cpu, h))
     })();
     let _ = std::fs::remove_file(&path);
-    let (hit, major, h) = result?;
-    Ok(FaultReport { pages, resident_touch_ns: resident, minor_fault_ns: minor - resident, cache_hit_fault_ns: hit - resident, major_fault_ns: major, major_fault_pct: h.percentiles() })
+    let (hit, major, major_cpu, h) = result?;
+    Ok(FaultReport {
+        pages,
+        resident_touch_ns: resident,
+        minor_fault_ns: minor - resident,
+        cache_hit_fault_ns: hit - resident,
+        major_fault_ns: major,
+        major_fault_cpu_ns: major_cpu,
+        major_fault_pct: h.percentiles(),
+    })
 }

@@ -12,12 +12,43 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// CPU time of the calling thread in nanoseconds (CLOCK_THREAD_CPUTIME_ID).
+pub fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid pointer; the thread CPU clock exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// (minor, major) faults of the calling thread so far (getrusage(RUSAGE_THREAD)).
 pub fn thread_faults() -> (u64, u64) {
     // SAFETY: zeroed rusage is a valid out-parameter.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     (ru.ru_minflt as u64, ru.ru_majflt as u64)
+}
+
+/// The calling thread runs SCHED_FIFO while this lives (calibration's QD1 latencies: a thread
+/// woken by its I/O's completion then runs at once instead of queueing behind other load on
+/// the machine). Dropping it returns the thread to SCHED_OTHER.
+pub struct FifoPriority(());
+
+impl FifoPriority {
+    /// None when the kernel refuses (not root, or no real-time budget).
+    pub fn acquire() -> Option<FifoPriority> {
+        let param = libc::sched_param { sched_priority: 1 };
+        // SAFETY: pid 0 is the calling thread; valid param.
+        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) };
+        (rc == 0).then_some(FifoPriority(()))
+    }
+}
+
+impl Drop for FifoPriority {
+    fn drop(&mut self) {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: as above.
+        unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+    }
 }
 
 pub fn check(rc: libc::c_int, what: &str) -> io::Result<()> {

@@ -43,13 +43,37 @@ def _max_sectors_pages(disk: Optional[str]) -> int:
         return 128
 
 
+# Measured QD1 table (``measured.device.quantiles``) -> DeviceParams table, per direction.
+_TABLES = (("read_access", "rand_read", "r"), ("read_access_sequential", "seq_read", "r"),
+           ("read_access_writing", "rand_read_writing", "r"),
+           ("read_access_sequential_writing", "seq_read_writing", "r"), ("write_access", "rand_write", "w"))
+
+
+def _access_table(p, times, transfer_ns: float) -> Dict[str, Any]:
+    """QD1 4 KiB request times -> access times (the model adds the transfer at the device's
+    bandwidth itself), at the same cumulative probabilities."""
+    ns = [max(0, int(round(t - transfer_ns))) for t in times]
+    for i in range(1, len(ns)):  # histogram buckets are monotonic; keep it so after rounding
+        ns[i] = max(ns[i], ns[i - 1])
+    return {"p": list(p), "ns": ns}
+
+
 def fit(m: Dict[str, Any], disk: Optional[str], rot: Optional[bool]) -> Tuple[Dict[str, Any], Dict[str, int]]:
-    """Measurements -> DeviceParams and Costs. The model's per-request time is
-    latency + bytes / bandwidth; the QD1 4 KiB latency therefore is latency + 4096 / bw."""
+    """Measurements -> DeviceParams and Costs. The model's per-request time is access time +
+    bytes / bandwidth; a QD1 4 KiB time is therefore access + 4096 / bw. The access time is a
+    distribution (device/service.rs): one table per kind of request, which the simulator
+    samples per request; the constant latencies are the tables' medians (what a request pays
+    where no table applies)."""
     d, f = m["device"], m["faults"]
     rbw, wbw = int(d["seq_read_bytes_per_s"]), int(d["seq_write_bytes_per_s"])
-    rlat = max(0, int(d["rand_read_ns"]["mean"] - 4096 / rbw * 1e9))
-    wlat = max(0, int(d["rand_write_ns"]["mean"] - 4096 / wbw * 1e9))
+    transfer = {"r": 4096 / rbw * 1e9, "w": 4096 / wbw * 1e9}
+    q = d["quantiles"]
+    tables = {name: _access_table(q["p"], q[key], transfer[rw]) for name, key, rw in _TABLES}
+
+    def median(name: str) -> int:
+        t = tables[name]
+        return t["ns"][t["p"].index(0.5)]
+
     device = {
         "source": f"calibrated on {platform.node()} ({platform.release()}) {datetime.date.today().isoformat()}: "
                   f"O_DIRECT on {d['file']} (/dev/{disk})",
@@ -59,8 +83,9 @@ def fit(m: Dict[str, Any], disk: Optional[str], rot: Optional[bool]) -> Tuple[Di
         "rotational": bool(rot),
         "synchronous": False,
         "block_layer": True,
-        "read_latency_ns": rlat,
-        "write_latency_ns": wlat,
+        "read_latency_ns": median("read_access"),
+        "write_latency_ns": median("write_access"),
+        **tables,
         "read_bandwidth": rbw,
         "write_bandwidth": wbw,
         "parallelism": max(1, int(round(d["parallelism"]))),
@@ -72,12 +97,13 @@ def fit(m: Dict[str, Any], disk: Optional[str], rot: Optional[bool]) -> Tuple[Di
         "sync_read_cpu_ns": 0,
         "sync_write_cpu_ns": 0,
     }
+    hit = max(1, int(round(f["cache_hit_fault_ns"])))
     costs = {
         "resident_touch_ns": max(1, int(round(f["resident_touch_ns"]))),
         "minor_fault_ns": max(1, int(round(f["minor_fault_ns"]))),
-        "cache_hit_fault_ns": max(1, int(round(f["cache_hit_fault_ns"]))),
-        # a major fault = device read + CPU; the CPU part is what remains above the QD1 read
-        "major_fault_cpu_ns": max(int(round(f["cache_hit_fault_ns"])), int(round(f["major_fault_ns"] - d["rand_read_ns"]["mean"]))),
+        "cache_hit_fault_ns": hit,
+        # the faulting thread's CPU per major fault (the read's wait is the device's)
+        "major_fault_cpu_ns": max(hit, int(round(f["major_fault_cpu_ns"]))),
     }
     return device, costs
 
@@ -105,12 +131,14 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
             "block_device": disk or "",
             "block_device_rotational": bool(rot),
             "swaplab_version": _core.version(),
-            "method": ("device: O_DIRECT 1 MiB sequential write then read of a file; 4 KiB random reads and writes "
-                       "at queue depth 1 (latency = mean - 4096/bandwidth); 4 KiB random reads at QD 1..32, one "
-                       "thread per request (parallelism = peak IOPS x QD1 latency). costs: first writes to "
-                       "anonymous memory (minor fault - resident touch), faults on cached file pages one per 16 "
-                       "pages (cache hit), random faults on uncached file pages with MADV_RANDOM (major fault; "
-                       "CPU part = major - QD1 read)."),
+            "method": ("device: O_DIRECT 1 MiB sequential write then read of a file; 4 KiB requests at queue "
+                       "depth 1 under SCHED_FIFO: random and sequential reads alone and beside a thread writing "
+                       "128 KiB requests, random writes, kept as quantile tables of access time (time - "
+                       "4096/bandwidth; constant latency = median); 4 KiB random reads at QD 1..32, one thread "
+                       "per request (parallelism = peak IOPS x mean QD1 read). costs, as thread CPU time: first "
+                       "writes to anonymous memory (minor fault - resident touch), faults on cached file pages "
+                       "(cache hit, per fault counted), random faults on uncached file pages with MADV_RANDOM "
+                       "(major fault CPU)."),
         },
         "device": device,
         "costs": costs,

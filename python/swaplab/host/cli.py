@@ -159,8 +159,14 @@ def cmd_calibrate(args) -> int:
         return _fail(e)
     d, c = preset["device"], preset["costs"]
     print(f"wrote {path}")
-    print(f"  device: read {d['read_latency_ns'] / 1000:.1f} us + {d['read_bandwidth'] / 1e6:.0f} MB/s, "
-          f"write {d['write_latency_ns'] / 1000:.1f} us + {d['write_bandwidth'] / 1e6:.0f} MB/s, "
+    def dist(table: str) -> str:
+        t = d[table]
+        at = dict(zip(t["p"], t["ns"]))
+        return f"{at[0.5] / 1000:.1f} us median, {at[0.99] / 1000:.1f} us p99"
+
+    print(f"  device access: random read {dist('read_access')}, sequential read {dist('read_access_sequential')}, "
+          f"read beside writes {dist('read_access_writing')}, write {dist('write_access')}")
+    print(f"  device: {d['read_bandwidth'] / 1e6:.0f} / {d['write_bandwidth'] / 1e6:.0f} MB/s read / write, "
           f"parallelism {d['parallelism']}, rotational {d['rotational']}")
     print(f"  costs: resident touch {c['resident_touch_ns']} ns, minor fault {c['minor_fault_ns']} ns, "
           f"cache-hit fault {c['cache_hit_fault_ns']} ns, major fault CPU {c['major_fault_cpu_ns']} ns")

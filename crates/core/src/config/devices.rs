@@ -39,21 +39,32 @@ pub fn device_with_overrides(preset: &str, overrides: &toml::Table) -> Result<De
     Ok(params)
 }
 
+/// Parameters a serialized preset may lack, with their TOML type: the driver's flag and the
+/// measured access-time tables (device/service.rs).
+const OPTIONAL: [(&str, &str); 6] = [
+    ("queue_nonrot", "boolean"),
+    ("read_access", "table"),
+    ("write_access", "table"),
+    ("read_access_writing", "table"),
+    ("read_access_sequential", "table"),
+    ("read_access_sequential_writing", "table"),
+];
+
 /// Set `fields` onto a device's parameter table, each checked alone so that an error names
 /// its field: (field, what is wrong).
 fn overlay(table: &mut toml::Table, fields: &toml::Table) -> Result<(), (String, String)> {
     for (k, v) in fields {
-        if k == "queue_nonrot" {
-            // Optional (absent from a serialized preset): the driver's flag.
-            if !v.is_bool() {
-                return Err((k.clone(), format!("expected boolean, got {}", v.type_str())));
+        if let Some(&(_, want)) = OPTIONAL.iter().find(|(name, _)| name == k) {
+            // Optional (absent from a serialized preset that does not set it).
+            if v.type_str() != want {
+                return Err((k.clone(), format!("expected {want}, got {}", v.type_str())));
             }
             table.insert(k.clone(), v.clone());
             continue;
         }
         let Some(old) = table.get(k) else {
             let mut known: Vec<&str> = table.keys().map(|s| s.as_str()).collect();
-            known.push("queue_nonrot");
+            known.extend(OPTIONAL.iter().map(|(name, _)| *name).filter(|name| !table.contains_key(*name)));
             return Err((k.clone(), format!("unknown device parameter `{k}` (known: {})", known.join(", "))));
         };
         if std::mem::discriminant(old) != std::mem::discriminant(v) {

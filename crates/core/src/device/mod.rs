@@ -16,8 +16,11 @@
 //! (de)compression in its own context (kernel-algorithms.md §1.7, §6.3).
 
 pub mod params;
+pub mod service;
 
 pub use params::DeviceParams;
+pub use service::{AccessQuantiles, DEVICE_STREAM};
+use crate::rng::Rng;
 use crate::stats::CpuCategory;
 use std::collections::VecDeque;
 
@@ -43,6 +46,12 @@ pub struct Device {
     batch_write: bool,
     batch_left: u32,
     starved: u32,
+    /// Writes started and not yet finished (reads starting now pay `read_access_writing`).
+    writes_in_service: u32,
+    /// The page after the last read started (a read starting here is sequential).
+    next_read: u64,
+    /// The device's random stream: access times drawn from its measured tables.
+    rng: Rng,
     pub requests: u64,
     pub pages_read: u64,
     pub pages_written: u64,
@@ -58,7 +67,8 @@ pub struct Request {
 }
 
 impl Device {
-    pub fn new(name: &str, params: DeviceParams, capacity_pages: u64) -> Device {
+    /// A device whose sampled access times (if its parameters have tables) come from `rng`.
+    pub fn new(name: &str, params: DeviceParams, capacity_pages: u64, rng: Rng) -> Device {
         Device {
             name: name.to_string(),
             params,
@@ -72,6 +82,9 @@ impl Device {
             batch_write: false,
             batch_left: 0,
             starved: 0,
+            writes_in_service: 0,
+            next_read: u64::MAX,
+            rng,
             requests: 0,
             pages_read: 0,
             pages_written: 0,
@@ -79,11 +92,17 @@ impl Device {
         }
     }
 
-    /// (access time, transfer time) of `req`: the access part overlaps across channels, the
-    /// transfer part is serialised on the device's link.
+    /// (access time, transfer time) of `req` with the constant latencies: the access part
+    /// overlaps across channels, the transfer part is serialised on the device's link.
     pub fn service_parts(&self, req: Request) -> (u64, u64) {
         let p = &self.params;
-        let (lat, bw) = if req.write { (p.write_latency_ns, p.write_bandwidth) } else { (p.read_latency_ns, p.read_bandwidth) };
+        self.parts(req, if req.write { p.write_latency_ns } else { p.read_latency_ns })
+    }
+
+    /// (access, transfer) of `req` when its command and media access take `lat`.
+    fn parts(&self, req: Request, lat: u64) -> (u64, u64) {
+        let p = &self.params;
+        let bw = if req.write { p.write_bandwidth } else { p.read_bandwidth };
         let transfer = (req.pages as u128 * PAGE_BYTES as u128 * 1_000_000_000u128 / bw.max(1) as u128) as u64;
         let mut access = lat;
         if p.rotational && req.start != self.head {
@@ -101,12 +120,43 @@ impl Device {
         a + t
     }
 
+    /// The access time of a request starting now: drawn from the measured table for its kind
+    /// (device/service.rs), else the constant latency. A read is sequential when it starts
+    /// where the previous read ended, and "writing" when a write is in service; a missing table
+    /// falls back to the one without that distinction.
+    fn access_latency(&mut self, req: Request) -> u64 {
+        let p = &self.params;
+        let table = if req.write {
+            &p.write_access
+        } else {
+            let seq = req.start == self.next_read;
+            let writing = self.writes_in_service > 0;
+            [
+                (seq && writing, &p.read_access_sequential_writing),
+                (seq, &p.read_access_sequential),
+                (writing, &p.read_access_writing),
+            ]
+            .into_iter()
+            .find(|(applies, t)| *applies && !t.is_empty())
+            .map_or(&p.read_access, |(_, t)| t)
+        };
+        if table.is_empty() {
+            return if req.write { p.write_latency_ns } else { p.read_latency_ns };
+        }
+        table.at(self.rng.unit())
+    }
+
     fn start(&mut self, now: u64, req: Request) -> u64 {
-        let (access, transfer) = self.service_parts(req);
+        let lat = self.access_latency(req);
+        if !req.write {
+            self.next_read = req.start + req.pages as u64;
+        }
+        let (access, transfer) = self.parts(req, lat);
         let transfer_start = (now + access).max(self.link_free_at);
         let done = transfer_start + transfer;
         self.link_free_at = done;
         self.busy_channels += 1;
+        self.writes_in_service += req.write as u32;
         self.head = req.start + req.pages as u64;
         self.requests += 1;
         self.busy_ns += access + transfer;
@@ -142,10 +192,11 @@ impl Device {
         None
     }
 
-    /// A request finished at `now`: its channel takes the next waiting request. Returns
-    /// (token, completion time) of the one started.
-    pub fn complete(&mut self, now: u64) -> Option<(u32, u64)> {
+    /// A request (a write if `write`) finished at `now`: its channel takes the next waiting
+    /// request. Returns (token, completion time) of the one started.
+    pub fn complete(&mut self, now: u64, write: bool) -> Option<(u32, u64)> {
         self.busy_channels -= 1;
+        self.writes_in_service -= write as u32;
         let next = if self.deadline() { self.pick_deadline(now) } else { self.fifo.pop_front() };
         next.map(|(token, req, _)| (token, self.start(now, req)))
     }
@@ -271,7 +322,7 @@ mod tests {
 
     #[test]
     fn accesses_overlap_on_channels_and_transfers_share_the_link() {
-        let mut ssd = Device::new("ssd", DeviceParams::preset("sata-ssd").unwrap(), 1 << 18);
+        let mut ssd = Device::new("ssd", DeviceParams::preset("sata-ssd").unwrap(), 1 << 18, Rng::new(1));
         let r = |start| Request { start, pages: 1, write: false };
         let (access, transfer) = ssd.service_parts(r(5));
         let done: Vec<u64> = (0..4).map(|i| ssd.submit(0, r(100 * i), i as u32).unwrap()).collect();
@@ -279,12 +330,12 @@ mod tests {
             assert_eq!(*d, access + (i as u64 + 1) * transfer);
         }
         assert_eq!(ssd.submit(0, r(999), 9), None, "all channels busy: it waits");
-        assert_eq!(ssd.complete(done[0]), Some((9, done[0] + access + transfer)));
+        assert_eq!(ssd.complete(done[0], false), Some((9, done[0] + access + transfer)));
     }
 
     #[test]
     fn deadline_prefers_reads_but_does_not_starve_writes() {
-        let mut hdd = Device::new("hdd", DeviceParams::preset("hdd").unwrap(), 1 << 20);
+        let mut hdd = Device::new("hdd", DeviceParams::preset("hdd").unwrap(), 1 << 20, Rng::new(1));
         hdd.params.fifo_batch = 1;
         let w = Request { start: 0, pages: 1, write: true };
         let r = Request { start: 50, pages: 1, write: false };
@@ -296,7 +347,7 @@ mod tests {
             assert_eq!(hdd.submit(2, r, i), None);
         }
         let mut order = vec![];
-        while let Some((tok, done)) = hdd.complete(t) {
+        while let Some((tok, done)) = hdd.complete(t, false) {
             order.push(tok);
             t = done;
         }
@@ -306,23 +357,87 @@ mod tests {
 
     #[test]
     fn none_scheduler_is_fifo() {
-        let mut nvme = Device::new("nvme", DeviceParams::preset("nvme").unwrap(), 1 << 20);
+        let mut nvme = Device::new("nvme", DeviceParams::preset("nvme").unwrap(), 1 << 20, Rng::new(1));
         nvme.params.parallelism = 1;
         let w = Request { start: 0, pages: 1, write: true };
         let r = Request { start: 50, pages: 1, write: false };
         let t = nvme.submit(0, w, 1).unwrap();
         nvme.submit(1, w, 2);
         nvme.submit(2, r, 3);
-        assert_eq!(nvme.complete(t).map(|x| x.0), Some(2));
+        assert_eq!(nvme.complete(t, true).map(|x| x.0), Some(2));
     }
 
     #[test]
     fn hdd_pays_for_distance_but_not_for_continuing() {
-        let mut hdd = Device::new("hdd", DeviceParams::preset("hdd").unwrap(), 1 << 20);
+        let mut hdd = Device::new("hdd", DeviceParams::preset("hdd").unwrap(), 1 << 20, Rng::new(1));
         let t1 = hdd.submit(0, Request { start: 0, pages: 8, write: false }, 0).unwrap();
         let cont = hdd.service_ns(Request { start: 8, pages: 8, write: false });
         let near = hdd.service_ns(Request { start: 1000, pages: 8, write: false });
         let far = hdd.service_ns(Request { start: 900_000, pages: 8, write: false });
         assert!(t1 > 0 && cont < near && near < far);
+    }
+
+    fn table(lo: u64, hi: u64) -> AccessQuantiles {
+        AccessQuantiles { p: vec![0.0, 1.0], ns: vec![lo, hi] }
+    }
+
+    fn measured_ssd(seed: u64) -> Device {
+        let mut p = DeviceParams::preset("sata-ssd").unwrap();
+        p.parallelism = 1;
+        p.read_access = table(10_000, 20_000);
+        p.read_access_sequential = table(1_000, 2_000);
+        p.read_access_writing = table(100_000, 200_000);
+        p.write_access = table(50_000, 60_000);
+        Device::new("ssd", p, 1 << 20, Rng::new(seed))
+    }
+
+    /// The access part of the next request started on an idle `dev` at `now`.
+    fn access_of(dev: &mut Device, now: u64, req: Request) -> u64 {
+        let (_, transfer) = dev.service_parts(req);
+        dev.submit(now, req, 0).unwrap() - now - transfer
+    }
+
+    #[test]
+    fn access_times_come_from_the_table_of_the_request_kind() {
+        let mut d = measured_ssd(1);
+        let read = |start| Request { start, pages: 1, write: false };
+        let random = access_of(&mut d, 0, read(500));
+        assert!((10_000..=20_000).contains(&random), "{random}");
+        d.complete(1_000_000, false);
+        let seq = access_of(&mut d, 1_000_000, read(501));
+        assert!((1_000..=2_000).contains(&seq), "a read where the last read ended: {seq}");
+        d.complete(2_000_000, false);
+        let w = access_of(&mut d, 2_000_000, Request { start: 9_000, pages: 1, write: true });
+        assert!((50_000..=60_000).contains(&w), "{w}");
+        d.params.parallelism = 2;
+        let beside = access_of(&mut d, 2_000_001, read(7_000));
+        assert!((100_000..=200_000).contains(&beside), "a read while a write is in service: {beside}");
+    }
+
+    #[test]
+    fn sampled_service_times_follow_the_seed() {
+        let run = |seed| {
+            let mut d = measured_ssd(seed);
+            (0..64u64).map(|i| access_of_and_finish(&mut d, i)).collect::<Vec<_>>()
+        };
+        fn access_of_and_finish(d: &mut Device, i: u64) -> u64 {
+            let now = i * 1_000_000;
+            let a = access_of(d, now, Request { start: i * 1000, pages: 1, write: false });
+            d.complete(now + 500_000, false);
+            a
+        }
+        assert_eq!(run(7), run(7), "same seed, same service times");
+        assert_ne!(run(7), run(8), "another seed, another draw");
+        let lat = run(7);
+        assert!(lat.iter().min() < lat.iter().max(), "a distribution, not one constant");
+    }
+
+    #[test]
+    fn without_a_table_the_constant_latency_applies_and_nothing_is_drawn() {
+        let mut d = Device::new("ssd", DeviceParams::preset("sata-ssd").unwrap(), 1 << 20, Rng::new(3));
+        let before = d.rng.clone().next_u64();
+        let a = access_of(&mut d, 0, Request { start: 5, pages: 1, write: false });
+        assert_eq!(a, d.params.read_latency_ns);
+        assert_eq!(d.rng.next_u64(), before, "the stream is untouched: presets stay bit-identical");
     }
 }

@@ -1,6 +1,7 @@
 //! Device parameters and presets. Every figure is a named parameter with its default and the
 //! source of that default; `swaplab calibrate` replaces them with figures measured on a host.
 
+use super::service::AccessQuantiles;
 use serde::{Deserialize, Serialize};
 
 /// What one storage device costs. Times in nanoseconds, bandwidths in bytes per second.
@@ -28,6 +29,24 @@ pub struct DeviceParams {
     pub read_latency_ns: u64,
     /// Fixed service time of one write request.
     pub write_latency_ns: u64,
+    /// Measured access-time distribution of reads (device/service.rs), sampled per request in
+    /// place of `read_latency_ns`; absent: every read pays `read_latency_ns`.
+    #[serde(default, skip_serializing_if = "AccessQuantiles::is_empty")]
+    pub read_access: AccessQuantiles,
+    /// Measured access-time distribution of writes, in place of `write_latency_ns`.
+    #[serde(default, skip_serializing_if = "AccessQuantiles::is_empty")]
+    pub write_access: AccessQuantiles,
+    /// Measured access-time distribution of reads that start while the device serves a write
+    /// (the write's interference); absent: `read_access` applies whatever is in flight.
+    #[serde(default, skip_serializing_if = "AccessQuantiles::is_empty")]
+    pub read_access_writing: AccessQuantiles,
+    /// Reads that continue where the previous read ended (a virtual disk's backing store reads
+    /// ahead for them); absent: `read_access`.
+    #[serde(default, skip_serializing_if = "AccessQuantiles::is_empty")]
+    pub read_access_sequential: AccessQuantiles,
+    /// Sequential reads while the device serves a write; absent: `read_access_sequential`.
+    #[serde(default, skip_serializing_if = "AccessQuantiles::is_empty")]
+    pub read_access_sequential_writing: AccessQuantiles,
     /// Transfer rate for reads, bytes/s, added per byte of the request.
     pub read_bandwidth: u64,
     /// Transfer rate for writes, bytes/s.
@@ -82,6 +101,11 @@ impl DeviceParams {
                 block_layer: true,
                 read_latency_ns: 100_000,
                 write_latency_ns: 100_000,
+                read_access: AccessQuantiles::default(),
+                write_access: AccessQuantiles::default(),
+                read_access_writing: AccessQuantiles::default(),
+                read_access_sequential: AccessQuantiles::default(),
+                read_access_sequential_writing: AccessQuantiles::default(),
                 read_bandwidth: 125 * MB,
                 write_bandwidth: 120 * MB,
                 parallelism: 1,
@@ -109,6 +133,11 @@ impl DeviceParams {
                 block_layer: true,
                 read_latency_ns: 90_000,
                 write_latency_ns: 60_000,
+                read_access: AccessQuantiles::default(),
+                write_access: AccessQuantiles::default(),
+                read_access_writing: AccessQuantiles::default(),
+                read_access_sequential: AccessQuantiles::default(),
+                read_access_sequential_writing: AccessQuantiles::default(),
                 read_bandwidth: 260 * MB,
                 write_bandwidth: 250 * MB,
                 parallelism: 4,
@@ -135,6 +164,11 @@ impl DeviceParams {
                 block_layer: true,
                 read_latency_ns: 20_000,
                 write_latency_ns: 20_000,
+                read_access: AccessQuantiles::default(),
+                write_access: AccessQuantiles::default(),
+                read_access_writing: AccessQuantiles::default(),
+                read_access_sequential: AccessQuantiles::default(),
+                read_access_sequential_writing: AccessQuantiles::default(),
                 read_bandwidth: 2800 * MB,
                 write_bandwidth: 1900 * MB,
                 parallelism: 32,
@@ -161,6 +195,11 @@ impl DeviceParams {
                 block_layer: true,
                 read_latency_ns: 0,
                 write_latency_ns: 0,
+                read_access: AccessQuantiles::default(),
+                write_access: AccessQuantiles::default(),
+                read_access_writing: AccessQuantiles::default(),
+                read_access_sequential: AccessQuantiles::default(),
+                read_access_sequential_writing: AccessQuantiles::default(),
                 read_bandwidth: 8000 * MB,
                 write_bandwidth: 8000 * MB,
                 parallelism: 64,
@@ -187,6 +226,11 @@ impl DeviceParams {
                 block_layer: false,
                 read_latency_ns: 0,
                 write_latency_ns: 0,
+                read_access: AccessQuantiles::default(),
+                write_access: AccessQuantiles::default(),
+                read_access_writing: AccessQuantiles::default(),
+                read_access_sequential: AccessQuantiles::default(),
+                read_access_sequential_writing: AccessQuantiles::default(),
                 read_bandwidth: 8000 * MB,
                 write_bandwidth: 8000 * MB,
                 parallelism: 64,
@@ -225,6 +269,11 @@ impl DeviceParams {
         if self.read_bandwidth == 0 || self.write_bandwidth == 0 {
             return Err("bandwidths must be positive (bytes per second)".into());
         }
+        self.read_access.validate("read_access")?;
+        self.write_access.validate("write_access")?;
+        self.read_access_writing.validate("read_access_writing")?;
+        self.read_access_sequential.validate("read_access_sequential")?;
+        self.read_access_sequential_writing.validate("read_access_sequential_writing")?;
         Ok(())
     }
 }

@@ -4,7 +4,8 @@
 
 use super::{Ev, Sim, TState};
 use crate::config::Resolved;
-use crate::device::{Device, Plug};
+use crate::device::{Device, Plug, DEVICE_STREAM};
+use crate::rng::Rng;
 use crate::mm::*;
 use std::collections::HashMap;
 
@@ -59,7 +60,7 @@ impl IoState {
             nr_writeback: 0,
             wb_completed: 0,
             wb_throttle_start: 0,
-            file_dev: Device::new("file", cfg.file_device_params.clone(), FILE_DEVICE_PAGES),
+            file_dev: Device::new("file", cfg.file_device_params.clone(), FILE_DEVICE_PAGES, Rng::for_stream(cfg.config.seed, DEVICE_STREAM - 1)),
         }
     }
 }
@@ -188,7 +189,7 @@ impl Sim {
         let req = self.io.reqs[id as usize].take().expect("live request");
         self.io.free_ids.push(id);
         let now = self.now;
-        if let Some((next, done)) = self.device_mut(req.dev).complete(now) {
+        if let Some((next, done)) = self.device_mut(req.dev).complete(now, req.write) {
             self.push(done, Ev::IoDone(next));
         }
         self.note_complete_congestion(req.dev);

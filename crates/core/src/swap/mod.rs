@@ -13,7 +13,8 @@ pub mod readahead;
 pub mod store;
 
 use crate::config::{Profile, Resolved};
-use crate::device::Device;
+use crate::device::{Device, DEVICE_STREAM};
+use crate::rng::Rng;
 use crate::mm::NONE;
 use readahead::SwapReadahead;
 use std::cmp::Reverse;
@@ -49,9 +50,11 @@ impl SwapSystem {
         let areas: Vec<SwapArea> = cfg
             .swap_devices
             .iter()
-            .map(|s| {
+            .enumerate()
+            .map(|(i, s)| {
                 let slots = s.size.pages() as u32;
-                let mut area = SwapArea::new(&s.name, s.priority, slots, Device::new(&s.name, s.params.clone(), slots as u64), ncpu);
+                let rng = Rng::for_stream(c.seed, DEVICE_STREAM + i as u64);
+                let mut area = SwapArea::new(&s.name, s.priority, slots, Device::new(&s.name, s.params.clone(), slots as u64, rng), ncpu);
                 area.prefer_nonfull = profile >= Profile::V6;
                 area
             })
@@ -290,7 +293,7 @@ mod tests {
     use crate::device::DeviceParams;
 
     fn area(slots: u32, dev: &str, cpus: usize) -> SwapArea {
-        SwapArea::new("t", -1, slots, Device::new(dev, DeviceParams::preset(dev).unwrap(), slots as u64), cpus)
+        SwapArea::new("t", -1, slots, Device::new(dev, DeviceParams::preset(dev).unwrap(), slots as u64, Rng::new(1)), cpus)
     }
 
     #[test]
