@@ -93,7 +93,12 @@ fn under_2_6_32_brd_is_a_disk_to_swap_and_nonrot_changes_nothing() {
     let base = run_checked(&fill_verify("2.6.32", "ramdisk"), &[]);
     let nonrot = run_checked(&fill_verify("2.6.32", "ramdisk"), &["swap.0.params.queue_nonrot=true"]);
     assert_eq!(nonrot.config.swap_devices[0].params.queue_nonrot, Some(true));
-    assert_eq!((base.elapsed_ns, v(&base, "pswpout"), v(&base, "pswpin")), (nonrot.elapsed_ns, v(&nonrot, "pswpout"), v(&nonrot, "pswpin")));
+    assert_eq!((v(&base, "pswpout"), v(&base, "pswpin")), (v(&nonrot, "pswpout"), v(&nonrot, "pswpin")));
+    // SWP_SOLIDSTATE does change one thing in 2.6.32: scan_swap_map looks for a free run of
+    // slots from its cursor instead of lowest_bit (swap/scan_map.rs), so the slots, and by a
+    // few microseconds the elapsed time, differ; no difference a benchmark would see.
+    let (a, b) = (base.elapsed_ns as f64, nonrot.elapsed_ns as f64);
+    assert!((a - b).abs() / a < 1e-3, "{a} vs {b}");
     // A wrong type is one clear error naming the parameter.
     let err = swaplab_core::config::load(&fill_verify("2.6.32", "ramdisk"), "w.toml", &["swap.0.params.queue_nonrot=3".into()]).unwrap_err().to_string();
     assert!(err.contains("queue_nonrot") && err.contains("expected boolean"), "{err}");

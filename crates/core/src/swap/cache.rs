@@ -4,6 +4,7 @@
 
 use crate::engine::Sim;
 use crate::mm::*;
+use crate::swap::scan_map::{AllocEra, Claim, SWAP_SLOTS_CACHE_SIZE};
 use crate::swap::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
 
 impl Sim {
@@ -12,7 +13,7 @@ impl Sim {
     pub(crate) fn add_to_swap(&mut self, f: u32, cpu: usize) -> bool {
         for k in 0..self.swap.order.len() {
             let d = self.swap.order[k];
-            if let Some(slot) = self.swap.areas[d].alloc(cpu) {
+            if let Some(slot) = self.alloc_slot(d, cpu) {
                 self.swap.areas[d].cache[slot as usize] = f;
                 self.swap.areas[d].shadow[slot as usize] = 0;
                 self.mem.frames[f as usize].set_swap(d, slot);
@@ -21,6 +22,47 @@ impl Sim {
             }
         }
         false
+    }
+
+    /// A slot on area `d` for CPU `cpu` by the era's allocator: 6.11+'s clusters, or (before)
+    /// the CPU's slots cache refilled from `scan_swap_map_slots`, or the scan itself
+    /// (swap/scan_map.rs).
+    fn alloc_slot(&mut self, d: usize, cpu: usize) -> Option<u32> {
+        if self.swap.areas[d].era == AllocEra::Clusters {
+            return self.swap.areas[d].alloc(cpu);
+        }
+        let cpus = self.cfg.config.machine.cpus as u64;
+        if self.swap.areas[d].slots_cache_active(cpus) {
+            if self.swap.areas[d].slots_cache_empty(cpu) {
+                for _ in 0..SWAP_SLOTS_CACHE_SIZE {
+                    let Some(s) = self.scan_slot(d, cpu) else { break };
+                    self.swap.areas[d].reserve_for_cache(cpu, s);
+                }
+            }
+            return self.swap.areas[d].from_slots_cache(cpu);
+        }
+        self.scan_slot(d, cpu)
+    }
+
+    /// `scan_swap_map_slots` for one slot, reusing a cache-only slot the scan meets while
+    /// swap is over half full when its folio can be freed from swap now
+    /// (`__try_to_reclaim_swap`: trylock, not under writeback, no swap references).
+    fn scan_slot(&mut self, d: usize, cpu: usize) -> Option<u32> {
+        let full = self.vm_swap_full();
+        let mut claim = self.swap.areas[d].scan_alloc(cpu, full);
+        loop {
+            match claim? {
+                Claim::Free(s) => return Some(s),
+                Claim::CacheOnly(s) => {
+                    let f = self.swap.areas[d].cache[s as usize];
+                    if !self.mem.frames[f as usize].has(PG_LOCKED) && self.try_free_swap(f) {
+                        self.swap.areas[d].take(s);
+                        return Some(s);
+                    }
+                    claim = self.swap.areas[d].scan_past(s, full);
+                }
+            }
+        }
     }
 
     /// A freshly allocated frame enters the swap cache for a read: locked, swap-backed,

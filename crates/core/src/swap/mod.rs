@@ -1,7 +1,8 @@
 //! Swap devices: the swap map, the swap cache index, workingset shadows and the cluster slot
 //! allocator (kernel-algorithms.md §2).
 //!
-//! Allocation follows the modern allocator (§2.3): 256-slot clusters; each CPU fills its own
+//! Allocation follows the profile's era: before 6.11 `scan_swap_map(_slots)` and the swap slots
+//! cache (swap/scan_map.rs, §2.4); from 6.11 the modern allocator (§2.3, this file): 256-slot clusters; each CPU fills its own
 //! cluster through a per-CPU cursor on non-rotational devices, rotating devices share one
 //! cursor; a cursor never wraps; free clusters are taken in order, partly freed ones go back to
 //! a non-full list and are rescanned from their first slot. So slot order follows reclaim
@@ -10,6 +11,7 @@
 mod cache;
 pub mod io;
 pub mod readahead;
+pub mod scan_map;
 pub mod store;
 
 use crate::config::{Profile, Resolved};
@@ -17,6 +19,7 @@ use crate::device::{Device, DEVICE_STREAM};
 use crate::rng::Rng;
 use crate::mm::NONE;
 use readahead::SwapReadahead;
+use scan_map::{AllocEra, ScanState};
 use std::cmp::Reverse;
 use std::collections::VecDeque;
 
@@ -56,6 +59,7 @@ impl SwapSystem {
                 let rng = Rng::for_stream(c.seed, DEVICE_STREAM + i as u64);
                 let mut area = SwapArea::new(&s.name, s.priority, slots, Device::new(&s.name, s.params.clone(), slots as u64, rng), ncpu);
                 area.prefer_nonfull = profile >= Profile::V6;
+                area.era = AllocEra::of(profile, &c.kernel.profile);
                 area
             })
             .collect();
@@ -96,7 +100,7 @@ pub const SWAP_MAP_BAD: u8 = 0x3f;
 pub const SWAP_COUNT_MASK: u8 = 0x3f;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ClusterState {
+pub(crate) enum ClusterState {
     Free,
     /// Owned by a CPU cursor (or the shared cursor of a rotating device).
     Current,
@@ -126,6 +130,10 @@ pub struct SwapArea {
     /// free clusters", 2025: free clusters first only for devices that discard). Earlier
     /// cluster allocators (4.x-6.1x, §2.3-§2.4) took free clusters first.
     pub prefer_nonfull: bool,
+    /// Which allocator hands out slots (the profile's era).
+    pub era: AllocEra,
+    /// The pre-6.11 allocator's cursor, hints, per-CPU clusters and slots caches.
+    scan: ScanState,
     pub device: Device,
 }
 
@@ -157,12 +165,15 @@ impl SwapArea {
             nonfull: VecDeque::new(),
             cursor: vec![0; cursors],
             prefer_nonfull: false,
+            era: AllocEra::Clusters,
+            scan: ScanState::new(slots, cpus),
             device,
         }
     }
 
+    /// Free slots as `nr_swap_pages` counts them (slots held by a slots cache are not free).
     pub fn free_slots(&self) -> u64 {
-        self.slots as u64 - 1 - self.inuse
+        self.slots as u64 - 1 - self.inuse - self.scan.reserved_count
     }
 
     /// Rotational as swap sees it: without SWP_SOLIDSTATE (the queue's QUEUE_FLAG_NONROT,
@@ -182,9 +193,11 @@ impl SwapArea {
         m != 0 && m != SWAP_MAP_BAD
     }
 
-    /// Allocate one slot for a folio entering the swap cache (`folio_alloc_swap`, order 0);
-    /// the slot starts with only SWAP_HAS_CACHE set. `cpu` picks the cursor on SSDs.
+    /// Allocate one slot for a folio entering the swap cache with the 6.11+ allocator
+    /// (`folio_alloc_swap`, order 0); the slot starts with only SWAP_HAS_CACHE set. `cpu`
+    /// picks the cursor on SSDs. The older eras go through `Sim::alloc_slot` (swap/cache.rs).
     pub fn alloc(&mut self, cpu: usize) -> Option<u32> {
+        debug_assert_eq!(self.era, AllocEra::Clusters);
         let c = if self.rotational() { 0 } else { cpu % self.cursor.len() };
         let cur = self.cursor[c];
         if cur != 0 {
@@ -271,6 +284,10 @@ impl SwapArea {
         debug_assert_eq!(self.cache[slot as usize], NONE);
         self.shadow[slot as usize] = 0;
         self.inuse -= 1;
+        if self.era != AllocEra::Clusters {
+            self.count_out(slot);
+            return;
+        }
         let cl = (slot / SWAPFILE_CLUSTER) as usize;
         self.cluster_count[cl] -= 1;
         match self.cluster_state[cl] {
