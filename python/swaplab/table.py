@@ -131,7 +131,28 @@ def task_lines(tasks: List[Dict[str, Any]]) -> List[str]:
             p = t.get(field) or {}
             lat.append([t["label"] if kind == "touch" else "", kind]
                        + [fmt_ns(p.get(k, 0)) for k in ("mean", "p50", "p90", "p99", "p99.9", "max")])
-    return out + [""] + render(lat, align="llrrrrrr")
+    return out + [""] + render(lat, align="llrrrrrr") + request_lines(tasks)
+
+
+def request_lines(tasks: List[Dict[str, Any]], limit: int = 24) -> List[str]:
+    """Measured requests (kv requests, buffered reads) per task, or per task name when there
+    are many: ops/s and KiB/s summed, latency percentiles weighted by requests."""
+    with_reqs = [t for t in tasks if t.get("requests")]
+    if not with_reqs:
+        return []
+    groups: Dict[str, List[Dict[str, Any]]] = {}
+    for t in with_reqs:
+        label = f"{t.get('name')}#{t.get('instance', 0)}" if len(with_reqs) <= limit else f"{t.get('name')} x"
+        groups.setdefault(label, []).append(t["requests"])
+    rows: List[List[str]] = [["requests", "ops", "ops/s", "KiB/s", "mean", "p50", "p90", "p99", "p99.9", "max"]]
+    for label, rs in groups.items():
+        n = sum(r["ops"] for r in rs) or 1
+        lat = {k: sum(r["latency_ns"][k] * r["ops"] for r in rs) / n for k in ("mean", "p50", "p90", "p99", "p99.9")}
+        lat["max"] = max(r["latency_ns"]["max"] for r in rs)
+        name = label + (str(len(rs)) if label.endswith(" x") else "")
+        rows.append([name, _int(n), f"{sum(r['ops_per_s'] for r in rs):,.0f}", f"{sum(r['bytes_per_s'] for r in rs) / 1024:,.0f}"]
+                    + [fmt_ns(lat[k]) for k in ("mean", "p50", "p90", "p99", "p99.9", "max")])
+    return [""] + render(rows, align="lrrrrrrrrr")
 
 
 def reclaim_cpu_lines(raw: Dict[str, Any]) -> List[str]:

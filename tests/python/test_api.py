@@ -199,3 +199,6 @@ def test_requests_are_in_the_json_the_metrics_and_the_task_rows(tmp_path):
     assert list(r.tasks["requests_ops"]) == [2000, 2000] and "request_p99" in r.tasks.columns
     # The slab mapping was sized by the resolver: 2000 items of 2320 bytes, 451 per 1 MiB slab page.
     assert r.raw["config"]["task"][0]["mapping"][0]["size"] == 5 << 20
+    from swaplab.table import run_report
+    table = run_report(r.raw)
+    assert "requests" in table and "memcached#1  2,000" in table, table

@@ -200,3 +200,14 @@ fn the_ramp_is_not_measured() {
     assert!(b.ops < a.ops && b.ops > a.ops / 4, "{} of {}", b.ops, a.ops);
     assert!(b.window_ns <= 101_000_000 && b.window_ns > 90_000_000, "window {}", b.window_ns);
 }
+
+#[test]
+fn requests_are_deterministic() {
+    let json = |res: &swaplab_core::stats::result::SimResult| serde_json::to_string(&res.tasks).unwrap();
+    let under_pressure = ["machine.ram=\"48MiB\"", "machine.kernel_reserved=\"8MiB\"", "task.0.phase.1.key_pattern=\"zipf\""];
+    let text = KV.replacen("[[task]]", "[[swap]]\ndevice = \"ramdisk\"\nsize = \"64MiB\"\n[[task]]", 1);
+    let a = run_checked(&text, &under_pressure);
+    let b = run_checked(&text, &under_pressure);
+    assert!(a.vmstat["pswpin"] > 0, "the gets swap");
+    assert_eq!(json(&a), json(&b));
+}
