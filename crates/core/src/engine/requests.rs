@@ -1,5 +1,5 @@
 //! Requests: what a server or I/O benchmark counts — a kv request (workload/kv.rs) or one
-//! buffered read()/write() — with its latency, and the reads a job keeps outstanding.
+//! buffered read() (writes are not requests) — with its latency, and the reads a job keeps outstanding.
 //!
 //! **Latency.** A request is open from its start until its work is done: a kv request from
 //! its `Op::Request` until the next one begins (its item's touches, faults included, lie in

@@ -46,7 +46,7 @@ pub struct TaskResult {
     pub background: bool,
     /// Reads of a verifying phase that found no data (`phase.verify`).
     pub verify_errors: u64,
-    /// Requests (kv requests, buffered reads and writes) of measured phases after the ramp
+    /// Requests (kv requests, buffered reads) of measured phases after the ramp
     /// (engine/requests.rs); absent for a task that made none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requests: Option<RequestResult>,
