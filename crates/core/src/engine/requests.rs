@@ -63,7 +63,7 @@ impl Requests {
     fn complete(&mut self, start: u64, done: u64, bytes: u64, measured: bool, depth: u32, ramp_end: u64) {
         // Pipelined: sent when the reply `depth` requests earlier arrived.
         let sent = if depth > 1 {
-            if self.recent_from.map_or(true, |(_, m)| m != measured) {
+            if self.recent_from.is_none_or(|(_, m)| m != measured) {
                 self.recent.clear();
                 self.recent_from = Some((start, measured));
             }

@@ -55,10 +55,7 @@ pub fn slab_classes() -> Vec<u64> {
     let mut size = (ITEM_HEADER + CHUNK_SIZE) as f64;
     let mut out = Vec::new();
     loop {
-        let mut s = size as u64;
-        if s % CHUNK_ALIGN != 0 {
-            s += CHUNK_ALIGN - s % CHUNK_ALIGN;
-        }
+        let s = (size as u64).next_multiple_of(CHUNK_ALIGN);
         if s as f64 > chunk_max as f64 / GROWTH_FACTOR {
             break;
         }
