@@ -4,7 +4,7 @@
 
 mod common;
 use common::*;
-use swaplab_core::workload::kv::{partition, SlabLayout};
+use swaplab_core::workload::kv::{memtier_key_len, partition, SlabLayout};
 use swaplab_core::workload::{program_for, Op, Step};
 
 /// A kv store of 4 server threads with 20,000 items of 2000 bytes (~47 MiB of slabs) on a
@@ -37,6 +37,9 @@ requests = 20000
 pipeline = 8
 "#;
 
+/// memtier's longest key of the store: "memtier-20000".
+const KEY: u64 = 13;
+
 /// Every step of instance `inst`'s program: (request starts, pages touched per request).
 fn requests_of(text: &str, overrides: &[&str], inst: u32) -> Vec<Vec<(u32, bool)>> {
     let r = load(text, overrides);
@@ -55,8 +58,9 @@ fn requests_of(text: &str, overrides: &[&str], inst: u32) -> Vec<Vec<(u32, bool)
 #[test]
 fn the_slab_mapping_is_sized_for_the_largest_instance() {
     let r = load(KV, &[]);
+    assert_eq!(memtier_key_len(20000), KEY);
     // 5,000 keys per instance, 451 items of the 2320-byte class per 1 MiB slab page: 12 pages.
-    let l = SlabLayout::new(5000, 16, 2000).unwrap();
+    let l = SlabLayout::new(5000, KEY, 2000).unwrap();
     assert_eq!((l.chunk, l.per_slab), (2320, 451));
     assert_eq!(r.config.tasks[0].mappings[0].size.0, 12 << 20);
 }
@@ -65,7 +69,7 @@ fn the_slab_mapping_is_sized_for_the_largest_instance() {
 fn the_fill_writes_every_item_in_key_order() {
     let reqs = requests_of(KV, &[], 1);
     let fill = &reqs[..5000];
-    let l = SlabLayout::new(5000, 16, 2000).unwrap();
+    let l = SlabLayout::new(5000, KEY, 2000).unwrap();
     for (i, pages) in fill.iter().enumerate() {
         let (first, last) = l.item_pages(i as u64);
         let want: Vec<(u32, bool)> = (first..=last).map(|p| (p as u32, true)).collect();
@@ -82,7 +86,7 @@ fn the_fill_writes_every_item_in_key_order() {
 
 /// Requests per decile of the instance's items for a get pattern.
 fn get_deciles(overrides: &[&str]) -> [u64; 10] {
-    let l = SlabLayout::new(5000, 16, 2000).unwrap();
+    let l = SlabLayout::new(5000, KEY, 2000).unwrap();
     let first_page_of = |i: u64| l.item_pages(i).0;
     let reqs = requests_of(KV, overrides, 0);
     let mut d = [0u64; 10];
@@ -113,7 +117,11 @@ fn gets_are_measured_and_the_fill_is_not() {
     for t in &res.tasks {
         let q = t.requests.as_ref().expect("requests measured");
         assert_eq!(q.ops, 20000, "only the gets count");
-        assert_eq!(q.bytes, 20000 * (28 + 2000));
+        // A GET request on the wire: the 24-byte header and the key, "memtier-" and the
+        // number of a key of this instance's part.
+        let part = partition(20000, t.instance as u64, 4);
+        let (lo, hi) = (24 + memtier_key_len(part.start + 1), 24 + memtier_key_len(part.end));
+        assert!(q.bytes >= 20000 * lo && q.bytes <= 20000 * hi, "{}: {} not in {lo}..={hi} per get", t.instance, q.bytes);
         assert!(q.ops_per_s > 0.0 && q.window_ns > 0);
     }
 }

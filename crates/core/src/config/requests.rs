@@ -99,7 +99,7 @@ fn kv_pages(ph: &PhaseSpec, instances: u64, key: &dyn Fn(&str) -> String) -> Res
         return Err((key("access"), "a kv store touches its slabs through page tables: leave `access` out".into()));
     }
     let Some(pages) = kv::kv_mapping_pages(ph, instances) else {
-        let item = kv::item_size(ph.key_size.unwrap_or(kv::DEFAULT_KEY_SIZE), value.0);
+        let item = kv::item_size(kv::longest_key(ph), value.0);
         return Err((key("value_size"), format!("an item of {item} bytes is larger than memcached's largest chunk ({} bytes)", kv::SLAB_PAGE / 2)));
     };
     Ok(pages)

@@ -228,7 +228,7 @@ pub struct PhaseSpec {
     /// kv: bytes per value (memtier `-d`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value_size: Option<Size>,
-    /// kv: bytes per key (default 16: "memtier-" and 8 digits).
+    /// kv: bytes per key (default: memtier's, "memtier-" and the key's number).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_size: Option<u64>,
     /// kv: the key distribution (default: parallel for kv-set, random for kv-get).

@@ -84,7 +84,7 @@ impl Sim {
             Op::Send { chan, bytes } => self.ipc_send(tid, cpu, chan as usize, bytes),
             Op::Recv { chan } => self.ipc_recv(tid, chan as usize),
             Op::FileIo { mi, touch } => self.file_io(tid, cpu, mi, touch),
-            Op::Request { reply_bytes } => self.kv_request(tid, reply_bytes),
+            Op::Request { bytes } => self.kv_request(tid, bytes),
         };
         if let Outcome::Blocked = out {
             self.tasks[tid as usize].pending_op = Some(op);

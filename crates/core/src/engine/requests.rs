@@ -39,7 +39,7 @@ pub struct InFlight {
 /// One task's requests.
 #[derive(Clone, Debug, Default)]
 pub struct Requests {
-    /// Measured requests completed, and the bytes they moved (reply bytes; a read's page).
+    /// Measured requests completed, and their bytes (a kv request's; a read's page).
     pub ops: u64,
     pub bytes: u64,
     pub latency: Histogram,
@@ -128,10 +128,10 @@ impl Sim {
     }
 
     /// A kv request begins: the previous one is done; the server's CPU for this one.
-    pub(crate) fn kv_request(&mut self, tid: u32, reply_bytes: u32) -> Outcome {
+    pub(crate) fn kv_request(&mut self, tid: u32, bytes: u32) -> Outcome {
         self.close_request(tid, self.tasks[tid as usize].clock);
         let (pipeline, _) = self.request_mode(tid);
-        self.open_request(tid, reply_bytes as u64, pipeline);
+        self.open_request(tid, bytes as u64, pipeline);
         self.tasks[tid as usize].clock += self.costs.kv_request_ns;
         Outcome::Done
     }

@@ -20,10 +20,16 @@
 //! from the instance's own part: for uniform (`R:R`) gets every item sees the same request rate
 //! as in a shared arena; what the model loses is two threads faulting on one page.
 //!
-//! **Requests**: each request is one [`Step::Op`] (`Op::Request`, the server's CPU per request
-//! and the bytes it sends back) followed by the touches of every page the item spans: a set
+//! **Requests**: each request is one [`Step::Op`] (`Op::Request`: the server's CPU per request,
+//! and the request's bytes on the wire) followed by the touches of every page the item spans: a set
 //! writes them all, a get reads them all (the key compare reads the header and key, the reply
-//! is sent from the item's memory).
+//! is sent from the item's memory). A request's bytes are the binary protocol's: the 24-byte
+//! header and the key, plus for a SET 8 bytes of extras and the value. That is what
+//! memtier's KB/sec counts in seed 004: Ops/sec times the mean GET request (24 + 15.83 bytes
+//! for keys 1..65,000,000) gives the posted KB/sec to seven digits in both rows.
+//!
+//! Keys are memtier's unless `key_size` is given: "memtier-" and the key's number, so their
+//! length grows with the number; the layout sizes items for the longest key of the store.
 
 use crate::config::{KeyPattern, PatternKind, PhaseSpec};
 use crate::mm::PAGE_SIZE;
@@ -42,12 +48,18 @@ pub const GROWTH_FACTOR: f64 = 1.25;
 pub const CHUNK_ALIGN: u64 = 8;
 /// Default slab page size (`-I`, `settings.slab_page_size`): 1 MiB.
 pub const SLAB_PAGE: u64 = 1 << 20;
-/// memtier's default key prefix "memtier-" plus up to 8 decimal digits (keys up to 10^8).
-pub const DEFAULT_KEY_SIZE: u64 = 16;
-/// Binary protocol: the response header (24 B) and the 4-byte flags extra of a GET hit.
-pub const BINARY_GET_REPLY_OVERHEAD: u64 = 24 + 4;
-/// Binary protocol: the response to a SET (a 24-byte header).
-pub const BINARY_SET_REPLY: u64 = 24;
+/// memtier's default key prefix, "memtier-": a key is the prefix and the key's number in
+/// decimal (`--key-prefix`).
+pub const KEY_PREFIX: u64 = 8;
+/// Binary protocol: the request header.
+pub const BINARY_HEADER: u64 = 24;
+/// Binary protocol: a SET's extras (flags and expiry).
+pub const BINARY_SET_EXTRAS: u64 = 8;
+
+/// The length of memtier's key number `k` (1-based): the prefix and its decimal digits.
+pub fn memtier_key_len(k: u64) -> u64 {
+    KEY_PREFIX + k.max(1).ilog10() as u64 + 1
+}
 
 /// The chunk sizes of memcached's slab classes with the default settings, smallest first.
 pub fn slab_classes() -> Vec<u64> {
@@ -115,7 +127,12 @@ pub fn partition(keys: u64, inst: u64, n: u64) -> std::ops::Range<u64> {
 pub fn layout_of(spec: &PhaseSpec, inst: u64, instances: u64) -> Option<SlabLayout> {
     let keys = spec.keys.unwrap_or(0);
     let part = partition(keys, inst, instances);
-    SlabLayout::new(part.end - part.start, spec.key_size.unwrap_or(DEFAULT_KEY_SIZE), spec.value_size.map_or(0, |s| s.0))
+    SlabLayout::new(part.end - part.start, longest_key(spec), spec.value_size.map_or(0, |s| s.0))
+}
+
+/// The longest key of a kv phase's store: `key_size`, or memtier's key for the last number.
+pub fn longest_key(spec: &PhaseSpec) -> u64 {
+    spec.key_size.unwrap_or_else(|| memtier_key_len(spec.keys.unwrap_or(1)))
 }
 
 /// Pages the slab mapping of a task's kv phase needs: its largest instance's keys.
@@ -136,8 +153,8 @@ enum KeyOrder {
 /// What a kv phase yields next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KvStep {
-    /// A request begins: the server's CPU, and the bytes of its reply.
-    Request { reply_bytes: u32 },
+    /// A request begins: the server's CPU, and the request's bytes on the wire.
+    Request { bytes: u32 },
     Touch(Touch),
 }
 
@@ -148,6 +165,9 @@ pub struct KvGen {
     order: KeyOrder,
     write: bool,
     value: u64,
+    /// `key_size`, or None for memtier's keys; the number of the instance's first key.
+    key_size: Option<u64>,
+    first_key: u64,
     requests: u64,
     done: u64,
     /// Pages of the current item still to touch: (next, last).
@@ -167,7 +187,8 @@ impl KvGen {
             KeyPattern::Zipf => KeyOrder::Zipf(Zipf::new(n, spec.zipf_theta), super::scatter_multiplier(n)),
         };
         let requests = spec.requests.unwrap_or(layout.keys);
-        KvGen { layout, order, write, value: spec.value_size.map_or(0, |s| s.0), requests, done: 0, pages: None }
+        let first_key = partition(spec.keys.unwrap_or(0), inst, instances).start + 1;
+        KvGen { layout, order, write, value: spec.value_size.map_or(0, |s| s.0), key_size: spec.key_size, first_key, requests, done: 0, pages: None }
     }
 
     pub fn requests(&self) -> u64 {
@@ -205,8 +226,9 @@ impl KvGen {
         let key = self.next_key(rng);
         self.done += 1;
         self.pages = Some(self.layout.item_pages(key));
-        let reply = if self.write { BINARY_SET_REPLY } else { BINARY_GET_REPLY_OVERHEAD + self.value };
-        Some(KvStep::Request { reply_bytes: reply as u32 })
+        let key_len = self.key_size.unwrap_or_else(|| memtier_key_len(self.first_key + key));
+        let bytes = BINARY_HEADER + key_len + if self.write { BINARY_SET_EXTRAS + self.value } else { 0 };
+        Some(KvStep::Request { bytes: bytes as u32 })
     }
 }
 
@@ -233,6 +255,12 @@ mod tests {
         assert_eq!(l.item_pages(0), (0, 0));
         assert_eq!(l.item_pages(1), (0, 1));
         assert_eq!(l.item_pages(451), (256, 256));
+    }
+
+    #[test]
+    fn memtier_keys_grow_with_their_number() {
+        assert_eq!((memtier_key_len(1), memtier_key_len(9), memtier_key_len(10)), (9, 9, 10));
+        assert_eq!(memtier_key_len(65_000_000), 16);
     }
 
     #[test]

@@ -37,8 +37,8 @@ pub enum Op {
     Recv { chan: u32 },
     /// read() (touch.write false) or write() of one page of file mapping `mi`.
     FileIo { mi: usize, touch: Touch },
-    /// A request to a server begins (the touches that follow serve it); the reply's bytes.
-    Request { reply_bytes: u32 },
+    /// A request to a server begins (the touches that follow serve it); its bytes on the wire.
+    Request { bytes: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -403,7 +403,7 @@ impl Program {
                 if let Some(step) = live.kv_next(&mut self.rng) {
                     let mi = self.phases[self.current].0;
                     return Some(match step {
-                        kv::KvStep::Request { reply_bytes } => Step::Op(Op::Request { reply_bytes }),
+                        kv::KvStep::Request { bytes } => Step::Op(Op::Request { bytes }),
                         kv::KvStep::Touch(t) => Step::Touch(mi, t),
                     });
                 }
