@@ -188,9 +188,12 @@ fn iodepth_bounds_the_reads_in_flight() {
     let nvme = ["machine.file_device=\"nvme\"", "task.0.mapping.0.advice=\"random\""];
     let r = load(FIO, &[&nvme[..], &["task.0.phase.0.iodepth=8"]].concat());
     let (sim, deep) = run_resolved(&r);
+    let errs = sim.check_invariants();
+    assert!(errs.is_empty(), "{errs:?}");
     for t in sim.tasks.iter().filter(|t| t.name == "fio") {
         let q = t.requests.as_ref().expect("requests");
         assert_eq!(q.inflight_max, 8, "{}: the depth is reached and never exceeded", t.label());
+        assert!(q.inflight.is_empty() && q.ops == t.file_reads, "{}: every read is reaped before the job exits", t.label());
     }
     let shallow = run_checked(FIO, &nvme);
     let iops = |res: &swaplab_core::stats::result::SimResult| res.tasks.iter().map(|t| t.requests.as_ref().unwrap().ops_per_s).sum::<f64>();

@@ -13,7 +13,7 @@
 //! completes the request through a wait-queue callback, and the copy and
 //! `folio_mark_accessed` run in the submitter's context); the job submits the next read. When
 //! Q reads are in flight the job sleeps on the oldest. Completed reads are reaped at the job's
-//! next read. A synchronous device (brd, zram) ends its bio inside submission, so there a read
+//! next read, and a job whose program ends (or whose time is up) reaps all before it exits. A synchronous device (brd, zram) ends its bio inside submission, so there a read
 //! never stays in flight and Q changes nothing — as on the real ramdisk.
 //!
 //! **Measurement.** Requests of phases with `measure = false` and those completing within
@@ -172,6 +172,15 @@ impl Sim {
             self.close_request(tid, self.tasks[tid as usize].clock);
         }
         Outcome::Done
+    }
+
+    /// Reap the task's completed reads; the frame of the oldest still in flight, if any.
+    pub(crate) fn drain_reads(&mut self, tid: u32) -> Option<u32> {
+        if self.tasks[tid as usize].requests.as_ref().is_none_or(|r| r.inflight.is_empty()) {
+            return None;
+        }
+        self.reap_reads(tid);
+        self.tasks[tid as usize].requests.as_ref().and_then(|r| r.inflight.front()).map(|q| q.frame)
     }
 
     /// Complete the task's in-flight reads whose pages are up to date.

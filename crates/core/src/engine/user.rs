@@ -95,20 +95,20 @@ impl Sim {
         loop {
             let (slow, stop) = self.run_resident(tid, horizon);
             if stop {
-                self.finish_task(tid, cpu, false);
+                self.finish_after_reads(tid, cpu);
                 return;
             }
             let Some(step) = slow else {
                 // Horizon reached: come back at our clock.
                 if self.tasks[tid as usize].clock >= self.tasks[tid as usize].deadline.unwrap_or(u64::MAX) {
-                    self.finish_task(tid, cpu, false);
+                    self.finish_after_reads(tid, cpu);
                 } else {
                     self.continue_on_cpu(tid, cpu);
                 }
                 return;
             };
             if self.tasks[tid as usize].clock >= self.tasks[tid as usize].deadline.unwrap_or(u64::MAX) {
-                self.finish_task(tid, cpu, false);
+                self.finish_after_reads(tid, cpu);
                 return;
             }
             let (mi, touch) = match step {
@@ -184,6 +184,19 @@ impl Sim {
         self.sleep_until(tid, at + pause);
         self.release_cpu(cpu, at);
         true
+    }
+
+    /// The program ended (or its time is up): finish the task once the reads it keeps in
+    /// flight have completed, as fio reaps its outstanding I/O before it exits; until then it
+    /// sleeps on the oldest.
+    fn finish_after_reads(&mut self, tid: u32, cpu: usize) {
+        if let Some(frame) = self.drain_reads(tid) {
+            self.wait_on_frame(tid, frame);
+            let c = self.tasks[tid as usize].clock;
+            self.release_cpu(cpu, c);
+            return;
+        }
+        self.finish_task(tid, cpu, false);
     }
 
     pub(crate) fn finish_task(&mut self, tid: u32, cpu: usize, oom: bool) {
