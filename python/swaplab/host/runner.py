@@ -66,6 +66,7 @@ class _Worker:
     killed_by_us: bool = False
     lines: List[str] = field(default_factory=list)
     reader: Optional[threading.Thread] = None
+    released: bool = False
 
     @property
     def label(self) -> str:
@@ -377,6 +378,7 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
             oom = True
         if oom or pending == 0:
             break
+        _release_finished(workers)
         if (now - t0) / 1e9 > timeout:
             raise HostError(f"the run exceeded its wall-clock timeout of {timeout:.0f} s")
         time.sleep(0.01)
@@ -392,12 +394,29 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
     disks1 = {d.name: disk_stat(d.disk) for d in devices if d.disk}
     disks1[_CPU_TIMES] = cpu_times()
     for w in workers:
-        try:
-            w.proc.stdin.close()  # release: the worker unmaps and exits
-        except Exception:
-            pass
+        _release(w)
     return _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disks0, disks1,
                    workers, t0, ts, events, notes, opts)
+
+
+def _release(w: _Worker) -> None:
+    """Close the worker's stdin: it unmaps its memory (and removes its data files) and exits."""
+    if not w.released:
+        w.released = True
+        try:
+            w.proc.stdin.close()
+        except Exception:
+            pass
+
+
+def _release_finished(workers: List[_Worker]) -> None:
+    """A task that finishes while others still run exits, as the simulated task does
+    (finish_task zaps its mappings): its anonymous memory is freed and its files' pages are
+    dropped, so the tasks still running get the room. The tasks still running when the last
+    one finishes keep their memory until the final counters are read."""
+    for w in workers:
+        if w.result is not None:
+            _release(w)
 
 
 def _proc_start(pid: int) -> Optional[str]:
