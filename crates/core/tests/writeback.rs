@@ -146,3 +146,18 @@ fn bad_dirty_knobs_are_one_clear_error() {
         assert!(msg.contains(key) && !msg.contains('\n'), "{set}: {msg}");
     }
 }
+
+/// The writer in a 128 MiB memory cgroup of a 2 GiB machine, with byte dirty limits that the
+/// global domain never reaches: in the unified hierarchy the memcg domain converts them into
+/// a ratio of the global dirtyable memory (a small fraction of the cgroup), so the writer
+/// sleeps; the legacy hierarchy has no memcg domain and the writer runs free.
+#[test]
+fn only_a_cgroup_v2_memcg_has_its_own_dirty_domain() {
+    let text = WRITER.replace("ram = \"256MiB\"", "ram = \"2GiB\"\nmemcg_limit = \"128MiB\"").replace("size = \"96MiB\"", "size = \"64MiB\"");
+    let limits = ["kernel.dirty_bytes=268435456", "kernel.dirty_background_bytes=134217728"];
+    let v2 = run_checked(&text, &limits);
+    let v1 = run_checked(&text, &[&limits[..], &["machine.cgroup_version=1"]].concat());
+    assert!(writer(&v2).dirty_pauses > 0, "the v2 memcg domain never throttled the writer");
+    assert_eq!(writer(&v1).dirty_pauses, 0, "a v1 memcg throttled its writer");
+    assert!(writer(&v2).elapsed_ns > 2 * writer(&v1).elapsed_ns, "v2 {} ns vs v1 {} ns", writer(&v2).elapsed_ns, writer(&v1).elapsed_ns);
+}

@@ -122,12 +122,27 @@ def compare_file(path: str, overrides: List[str], opts: HostOptions) -> Dict[str
     return compare_text(text, path, overrides, opts)
 
 
+def host_cgroup_overrides(overrides: List[str]) -> List[str]:
+    """The simulation's side of the comparison runs under the host's cgroup hierarchy (v1 has
+    no memcg dirty domain), unless the user chose one."""
+    from . import cgroup as cg
+
+    version = cg.detect()
+    if version is None or any(o.split("=", 1)[0].strip() == "machine.cgroup_version" for o in overrides):
+        return []
+    return [f"machine.cgroup_version={version}"]
+
+
 def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions) -> Dict[str, Any]:
-    sim = json.loads(_core.simulate(text, source, overrides))
+    cgroup = host_cgroup_overrides(overrides)
+    sim = json.loads(_core.simulate(text, source, overrides + cgroup))
     host = run_host(text, overrides, opts, source=source)
     if host["host"].get("oom"):
         return {"sim": sim, "host": host, "comparison": None, "error": "every host run was OOM-killed"}
-    return {"sim": _slim(sim), "host": _slim(host), "comparison": compare_results(sim, host)}
+    cmp = compare_results(sim, host)
+    if cgroup:
+        cmp["notes"].append(f"simulated with {cgroup[0]}: the host's memory cgroup hierarchy")
+    return {"sim": _slim(sim), "host": _slim(host), "comparison": cmp}
 
 
 def _slim(r: Dict[str, Any]) -> Dict[str, Any]:

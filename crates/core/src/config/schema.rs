@@ -88,6 +88,9 @@ fn default_cpus() -> u32 {
 fn default_reserved() -> Size {
     Size::mib(48)
 }
+fn default_cgroup_version() -> u32 {
+    2
+}
 fn default_file_device() -> String {
     "sata-ssd".into()
 }
@@ -107,6 +110,13 @@ pub struct Machine {
     /// of putting the whole machine under pressure.
     #[serde(default)]
     pub memcg_limit: Option<Size>,
+    /// The cgroup hierarchy holding that memory cgroup: 2 (the unified hierarchy, the default)
+    /// or 1 (the legacy memory controller). Only v2 has cgroup writeback, so only v2 gives a
+    /// memory cgroup its own dirty-throttling domain (mm/page-writeback.c `mdtc`, which
+    /// exists when `cgroup_subsys_on_dfl(memory_cgrp_subsys)`); under v1 `balance_dirty_pages`
+    /// sees the global domain alone. `swaplab compare` simulates the host's version.
+    #[serde(default = "default_cgroup_version")]
+    pub cgroup_version: u32,
     /// Device preset backing file-backed mappings.
     #[serde(default = "default_file_device")]
     pub file_device: String,

@@ -200,15 +200,15 @@ impl Sim {
         }
     }
 
-    /// The global domain and, when the tasks run in a memory cgroup (and the kernel has
-    /// cgroup writeback, 4.2+), the memcg's.
+    /// The global domain and, when the tasks run in a memory cgroup of the unified hierarchy
+    /// (cgroup writeback: 4.2+, cgroup v2 only), the memcg's.
     fn dirty_domains(&self) -> (Domain, Option<(Domain, u64)>) {
         let [_, _, inactive_file, active_file] = self.reclaim.lru_sizes();
         let file_lru = inactive_file + active_file;
         let dirty = self.wb.nr_dirty + self.io.nr_writeback;
         let mut g = Domain { avail: throttle::global_dirtyable(self.nr_free(), self.mem.wm.high, file_lru), dirty, ..Domain::default() };
         (g.thresh, g.bg_thresh) = throttle::domain_dirty_limits(&self.wb.knobs, g.avail, None);
-        let memcg_domain = self.profile >= crate::config::Profile::V4_14;
+        let memcg_domain = self.profile >= crate::config::Profile::V4_14 && self.cfg.config.machine.cgroup_version == 2;
         let m = self.mem.memcg_limit.filter(|_| memcg_domain).map(|limit| {
             let headroom = limit.saturating_sub(self.mem.charged);
             let mut m = Domain { avail: throttle::memcg_avail(file_lru, headroom, dirty, &g), dirty, ..Domain::default() };
