@@ -71,8 +71,14 @@ impl Region {
     /// simulator models 4 KiB pages, so transparent huge pages (and mTHP) must not change the
     /// unit of reclaim and swap under it.
     pub fn map(len: usize, flags: libc::c_int, fd: libc::c_int) -> io::Result<Region> {
+        Region::map_prot(len, libc::PROT_READ | libc::PROT_WRITE, flags, fd)
+    }
+
+    /// [`Region::map`] with the given protection (PROT_EXEC for an executable file mapping:
+    /// the VMA gets VM_EXEC, which reclaim reads).
+    pub fn map_prot(len: usize, prot: libc::c_int, flags: libc::c_int, fd: libc::c_int) -> io::Result<Region> {
         // SAFETY: a fresh mapping chosen by the kernel; the result is checked.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, flags, fd, 0) };
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, fd, 0) };
         if p == libc::MAP_FAILED {
             let e = io::Error::last_os_error();
             return Err(io::Error::new(e.kind(), format!("mmap of {len} bytes: {e}")));

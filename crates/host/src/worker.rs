@@ -203,7 +203,10 @@ impl Worker {
                 MappingKind::File => {
                     let path = opts.workdir.join(format!("swaplab-{}-{}-{}-{}.data", std::process::id(), task_idx, instance, sanitize(&m.name)));
                     let f = create_file(&path, pages).map_err(|e| format!("creating {}: {e}", path.display()))?;
-                    let region = Region::map(len, libc::MAP_SHARED, std::os::unix::io::AsRawFd::as_raw_fd(&f));
+                    // An executable mapping is also writable here, as the simulator's is: the
+                    // program may store to it like to any shared file mapping.
+                    let prot = libc::PROT_READ | libc::PROT_WRITE | if m.exec { libc::PROT_EXEC } else { 0 };
+                    let region = Region::map_prot(len, prot, libc::MAP_SHARED, std::os::unix::io::AsRawFd::as_raw_fd(&f));
                     let region = match region {
                         Ok(r) => r,
                         Err(e) => {
@@ -501,6 +504,19 @@ write_ratio = 1.0
         drop(w);
         assert!(!path.exists(), "the data file outlived its worker");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn an_exec_file_mapping_is_mapped_executable() {
+        let text = "[machine]\nram = \"256MiB\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"text\"\nkind = \"file\"\nsize = \"64KiB\"\nexec = true\n[[task.mapping]]\nname = \"data\"\nkind = \"file\"\nsize = \"64KiB\"\n[[task.phase]]\nmapping = \"text\"\npattern = \"sequential\"\nwrite_ratio = 0.0\n";
+        let w = Worker::prepare(text, "x.toml", &[], 0, 0, WorkerOptions::default()).unwrap();
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let perms = |m: &Mapping| {
+            let name = m.file.as_ref().unwrap().to_str().unwrap().to_string();
+            maps.lines().find(|l| l.ends_with(&name)).map(|l| l.split_whitespace().nth(1).unwrap().to_string()).expect("mapped")
+        };
+        assert_eq!(perms(&w.mappings[0]), "rwxs");
+        assert_eq!(perms(&w.mappings[1]), "rw-s");
     }
 
     #[test]

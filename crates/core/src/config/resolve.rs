@@ -58,6 +58,9 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
             return Err(at("machine.memcg_limit", "a memory cgroup limit below 64 pages cannot run a program".into()));
         }
     }
+    if !(1..=2).contains(&m.cgroup_version) {
+        return Err(at("machine.cgroup_version", format!("expected 1 (legacy) or 2 (unified), got {}", m.cgroup_version)));
+    }
     if cfg.kernel.swappiness > 200 {
         return Err(at("kernel.swappiness", format!("expected 0..=200, got {}", cfg.kernel.swappiness)));
     }
@@ -222,6 +225,9 @@ fn validate_messages(cfg: &Config, at: &dyn Fn(&str, String) -> ConfigError) -> 
     for (ti, t) in cfg.tasks.iter().enumerate() {
         if t.group_size == Some(0) {
             return Err(at(&format!("task.{ti}.group_size"), "expected at least 1".into()));
+        }
+        if let Some((mi, _)) = t.mappings.iter().enumerate().find(|(_, m)| m.exec && m.kind != MappingKind::File) {
+            return Err(at(&format!("task.{ti}.mapping.{mi}.exec"), "exec = true needs a mapping of kind \"file\" (the kernel protects executable file pages only)".into()));
         }
         for (pi, ph) in t.phases.iter().enumerate() {
             let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");

@@ -72,6 +72,11 @@ pub struct MappingSpec {
     /// File mappings: madvise/fadvise advice for readahead (config/pagecache.rs).
     #[serde(default, skip_serializing_if = "pagecache::Advice::is_normal")]
     pub advice: pagecache::Advice,
+    /// File mappings: mapped executable (`PROT_EXEC`, VM_EXEC: program text, shared
+    /// libraries). Reclaim protects referenced executable file pages: kept on the active list
+    /// since 2.6.31, activated on their first referenced scan of the inactive list since 3.3.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exec: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -184,7 +184,7 @@ impl Sim {
                 }
             };
             vmas.push(mem.vmas.len() as u32);
-            mem.vmas.push(Vma { task: tid, kind: m.kind, start_vpn: vpn, ptes: vec![0; pages as usize], object, ra_info: 0, rss: 0, swapents: 0 });
+            mem.vmas.push(Vma { task: tid, kind: m.kind, start_vpn: vpn, ptes: vec![0; pages as usize], object, ra_info: 0, rss: 0, swapents: 0, exec: m.exec });
             vpn += pages.div_ceil(PTRS_PER_PMD) * PTRS_PER_PMD + PTRS_PER_PMD;
         }
         vmas

@@ -191,6 +191,8 @@ pub struct Vma {
     /// Resident pages mapped (rss) and swap entries held (swapents), for OOM badness.
     pub rss: u64,
     pub swapents: u64,
+    /// VM_EXEC: a file mapped executable (reclaim's executable-page rules).
+    pub exec: bool,
 }
 
 /// An inode: shmem object or regular file. `entries` hold a frame (PTE_PRESENT), a swap entry

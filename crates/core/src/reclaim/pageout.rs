@@ -21,6 +21,15 @@ enum Verdict {
     ReclaimClean,
 }
 
+/// What `folio_referenced` found: young PTEs (cleared), mappings walked, and whether a VMA
+/// that referenced the folio is executable (its `vm_flags & VM_EXEC`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Referenced {
+    pub ptes: u32,
+    pub walks: u32,
+    pub exec: bool,
+}
+
 /// What `shrink_folio_list` did with a batch.
 #[derive(Debug, Default)]
 pub struct FolioListResult {
@@ -230,25 +239,59 @@ impl Sim {
     }
 
     /// `folio_check_references` (§3.10), per era: activate, keep, or reclaim (clean only).
+    /// Returns the verdict and the mappings walked.
+    ///
+    /// * 2.6.28 .. 2.6.33 (`shrink_page_list` before `page_check_references`): a page
+    ///   referenced at all — a young PTE or PG_referenced, both cleared by `page_referenced` —
+    ///   whose mapping is in use (`page_mapping_inuse`: mapped, in the swap cache, or of a
+    ///   file someone maps) is activated; referenced otherwise, it is reclaimed only if clean.
+    /// * 2.6.34+ (Johannes Weiner's "detect mapped file pages used only once"): all mapped
+    ///   pages start with a PTE reference from their fault, so a mapped file page is looked at
+    ///   twice: a young PTE sets PG_referenced and keeps the page; a second one (or a page
+    ///   mapped young more than once) activates it. Swap-backed pages activate at once until
+    ///   5.9, when anon joins the two-touch rule. 3.3+ activates an executable file page
+    ///   (VM_EXEC) on its first reference ("vmscan: activate executable pages after first
+    ///   usage").
     fn check_references(&mut self, f: u32) -> (Verdict, u32) {
-        let (ptes, walks) = self.folio_referenced(f);
+        let r = self.folio_referenced(f);
+        let in_use = self.page_mapping_inuse(f);
         let fr = &mut self.mem.frames[f as usize];
         let had_ref = fr.flags & PG_REFERENCED != 0;
         fr.flags &= !PG_REFERENCED;
-        if ptes > 0 {
+        if self.profile == Profile::V2_6_28 {
+            return match (r.ptes > 0 || had_ref, in_use) {
+                (true, true) => (Verdict::Activate, r.walks),
+                (true, false) => (Verdict::ReclaimClean, r.walks),
+                (false, _) => (Verdict::Reclaim, r.walks),
+            };
+        }
+        if r.ptes > 0 {
             if self.profile < Profile::V6 && fr.has(PG_SWAPBACKED) {
-                return (Verdict::Activate, walks); // pre-5.9: referenced anon activates at once
+                return (Verdict::Activate, r.walks); // pre-5.9: referenced anon activates at once
             }
             fr.flags |= PG_REFERENCED;
-            if had_ref || ptes > 1 {
-                return (Verdict::Activate, walks);
+            if had_ref || r.ptes > 1 || (r.exec && !fr.has(PG_SWAPBACKED)) {
+                return (Verdict::Activate, r.walks);
             }
-            return (Verdict::Keep, walks);
+            return (Verdict::Keep, r.walks);
         }
         if had_ref && !fr.has(PG_SWAPBACKED) {
-            return (Verdict::ReclaimClean, walks);
+            return (Verdict::ReclaimClean, r.walks);
         }
-        (Verdict::Reclaim, walks)
+        (Verdict::Reclaim, r.walks)
+    }
+
+    /// `page_mapping_inuse` (2.6.28 .. 2.6.33): the page is mapped, in the swap cache, or its
+    /// file is mapped by some VMA (`mapping_mapped`).
+    fn page_mapping_inuse(&self, f: u32) -> bool {
+        let fr = &self.mem.frames[f as usize];
+        if fr.has(PG_SWAPCACHE) || self.folio_mapped(f) {
+            return true;
+        }
+        match fr.owner_kind() {
+            Owner::Shmem | Owner::File => !self.mem.objects[fr.owner as usize].vmas.is_empty(),
+            Owner::Anon | Owner::None => false,
+        }
     }
 
     /// `folio_check_references` under MGLRU (§5.6): the rmap walk clears each young PTE and
@@ -286,30 +329,34 @@ impl Sim {
         }
     }
 
-    /// `folio_referenced`: test-and-clear the accessed bit of every PTE mapping the folio;
-    /// returns how many were set and the number of mappings walked.
-    pub(crate) fn folio_referenced(&mut self, f: u32) -> (u32, u32) {
+    /// `folio_referenced`: test-and-clear the accessed bit of every PTE mapping the folio.
+    pub(crate) fn folio_referenced(&mut self, f: u32) -> Referenced {
         let fr = self.mem.frames[f as usize];
         let mem = &mut self.mem;
         match fr.owner_kind() {
-            Owner::None => (0, 0),
+            Owner::None => Referenced::default(),
             Owner::Anon => {
-                let pte = &mut mem.vmas[fr.owner as usize].ptes[fr.index as usize];
+                let vma = &mut mem.vmas[fr.owner as usize];
+                let pte = &mut vma.ptes[fr.index as usize];
                 let young = *pte & PTE_ACCESSED != 0;
                 *pte &= !PTE_ACCESSED;
-                (young as u32, 1)
+                Referenced { ptes: young as u32, walks: 1, exec: young && vma.exec }
             }
             Owner::Shmem | Owner::File => {
-                let mut refs = 0;
+                let mut r = Referenced::default();
                 let obj = &mem.objects[fr.owner as usize];
                 for &v in &obj.vmas {
-                    let pte = &mut mem.vmas[v as usize].ptes[fr.index as usize];
-                    if *pte & PTE_PRESENT != 0 && pte_frame(*pte) == f {
-                        refs += (*pte & PTE_ACCESSED != 0) as u32;
+                    let vma = &mut mem.vmas[v as usize];
+                    let pte = &mut vma.ptes[fr.index as usize];
+                    if *pte & PTE_PRESENT != 0 && pte_frame(*pte) == f && *pte & PTE_ACCESSED != 0 {
                         *pte &= !PTE_ACCESSED;
+                        r.ptes += 1;
+                        // folio_referenced_one: the flags of the VMAs that referenced it.
+                        r.exec |= vma.exec;
                     }
                 }
-                (refs, obj.vmas.len() as u32)
+                r.walks = obj.vmas.len() as u32;
+                r
             }
         }
     }

@@ -40,6 +40,10 @@ pub struct ClassicLru {
     /// 2.6.28–2.6.30 `shrink_list` deactivates active file pages at every pass
     /// (`inactive_file_is_low` arrived in 2.6.31, so not for the "2.6.32" profile).
     file_deactivate_always: bool,
+    /// 2.6.31+ `shrink_active_list` gives referenced executable file pages another trip
+    /// around the active list ("vmscan: make mapped executable pages the first class
+    /// citizen"), so not for the "2.6.28" profile.
+    exec_stays_active: bool,
 }
 
 impl ClassicLru {
@@ -60,6 +64,7 @@ impl ClassicLru {
             refault_snapshot: [0; 2],
             nr_scan: [0; 4],
             file_deactivate_always: profile == Profile::V2_6_28 && !crate::config::era_2_6_32(&cfg.config.kernel.profile),
+            exec_stays_active: profile > Profile::V2_6_28 || crate::config::era_2_6_32(&cfg.config.kernel.profile),
         }
     }
 

@@ -248,11 +248,13 @@ impl ClassicLru {
     }
 
     /// `shrink_active_list` (§3.9): deactivate from the active tail; referenced pages lose
-    /// their accessed bits but are deactivated anyway (no executable file mappings here).
+    /// their accessed bits but are deactivated anyway, except referenced executable file
+    /// pages (2.6.31+), which go back to the active head.
     pub(super) fn shrink_active_list(&mut self, sim: &mut Sim, n: u64, l: LruList, sc: &mut ScanControl) {
         let anon = l.is_anon();
         let mut taken = 0u64;
         let mut rotated = 0u64;
+        let mut exec_kept = 0u64;
         let mut walks = 0u64;
         while taken < n {
             let f = self.lists.tail(l);
@@ -261,10 +263,15 @@ impl ClassicLru {
             }
             self.lists.remove(&mut sim.mem.frames, f);
             taken += 1;
-            let (refs, w) = sim.folio_referenced(f);
-            walks += w as u64;
-            if refs > 0 {
+            let r = sim.folio_referenced(f);
+            walks += r.walks as u64;
+            if r.ptes > 0 {
                 rotated += 1; // pre-5.8 recent_rotated counts every referenced page
+                if r.exec && !anon && self.exec_stays_active {
+                    exec_kept += 1;
+                    self.lists.add_head(&mut sim.mem.frames, f, l);
+                    continue;
+                }
             }
             let fr = &mut sim.mem.frames[f as usize];
             fr.flags &= !PG_ACTIVE;
@@ -275,10 +282,13 @@ impl ClassicLru {
             sim.reclaim.pages_scanned += taken;
         }
         sim.stats.vm.pgrefill += taken;
-        sim.stats.vm.pgdeactivate += taken;
+        sim.stats.vm.pgdeactivate += taken - exec_kept;
         self.recent_scanned[!anon as usize] += taken;
         if self.profile < Profile::V6 {
             self.recent_rotated[!anon as usize] += rotated;
+        } else {
+            // 5.8+: only the executable pages kept active count as rotations.
+            self.lru_note_cost(anon, 0, exec_kept);
         }
         sc.cost.charge(CpuCategory::LruOps, taken * sim.costs.scan_page_ns);
         sc.cost.charge(CpuCategory::RmapWalk, walks * sim.costs.rmap_walk_ns);
