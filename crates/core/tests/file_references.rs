@@ -48,6 +48,15 @@ fn a_mapped_file_page_referenced_once_is_activated_before_2_6_34() {
 }
 
 #[test]
+fn a_file_used_only_through_read_is_not_in_use_on_2_6_28() {
+    // read() leaves PG_referenced (mark_page_accessed), but no process maps the file
+    // (`mapping_mapped` is false): the referenced page is reclaimed if clean, not activated.
+    let r = run_checked(&STREAM.replace("write_ratio = 0.0", "write_ratio = 0.0\naccess = \"syscall\""), &["kernel.profile=\"2.6.28\""]);
+    assert!(v(&r, "pgscan_file") > 20_000, "too little reclaim to judge: {}", v(&r, "pgscan_file"));
+    assert!(activated_share(&r) < 0.05, "2.6.28 activated {:.2} of the scanned read() pages", activated_share(&r));
+}
+
+#[test]
 fn a_mapped_file_page_referenced_once_gets_a_second_look_since_2_6_34() {
     // PG_referenced is set and the page kept; unreferenced on its next scan, it is reclaimed.
     for profile in ["3.14", "6.x"] {

@@ -142,7 +142,7 @@ impl Sim {
         for (ti, t) in cfg.config.tasks.iter().enumerate() {
             for inst in 0..t.instances {
                 let tid = self.tasks.len() as u32;
-                let vmas = self.map_task(tid, &t.mappings);
+                let vmas = self.map_task(tid, t);
                 let program = crate::workload::program_for(&self.cfg, ti, inst);
                 let start = t.start_delay.0;
                 let deadline = match (t.time_limit, self.global_deadline) {
@@ -165,7 +165,8 @@ impl Sim {
 
     /// Lay a process's mappings out from 4 GiB upwards, 2 MiB aligned with a 2 MiB gap; shared
     /// and file mappings get an inode each. Returns the VMA ids.
-    fn map_task(&mut self, tid: u32, mappings: &[crate::config::MappingSpec]) -> Vec<u32> {
+    fn map_task(&mut self, tid: u32, task: &crate::config::TaskSpec) -> Vec<u32> {
+        let mappings = &task.mappings;
         use crate::config::pagecache::Advice;
         // bdi->ra_pages; POSIX_FADV_SEQUENTIAL doubles the file's.
         let ra_pages = self.cfg.config.pagecache.ra_pages();
@@ -179,7 +180,10 @@ impl Sim {
                 MappingKind::Shmem | MappingKind::File => {
                     let base = mem.objects.iter().filter(|o| o.kind == MappingKind::File).map(|o| o.entries.len() as u64).sum();
                     let ra = crate::pagecache::readahead::RaState::new(ra_pages * if m.advice == Advice::Sequential { 2 } else { 1 });
-                    mem.objects.push(Object { kind: m.kind, entries: vec![0; pages as usize], vmas: vec![mem.vmas.len() as u32], file_base: base, ra, advice: m.advice });
+                    // A file the program only reads and writes with system calls is not mmapped
+                    // (`mapping_mapped` is false), though the model keeps a VMA for it.
+                    let mmapped = m.kind == MappingKind::Shmem || task.phases.iter().any(|ph| ph.mapping == m.name && ph.access != crate::config::Access::Syscall);
+                    mem.objects.push(Object { kind: m.kind, entries: vec![0; pages as usize], vmas: vec![mem.vmas.len() as u32], file_base: base, ra, advice: m.advice, mmapped });
                     (mem.objects.len() - 1) as u32
                 }
             };

@@ -209,4 +209,7 @@ pub struct Object {
     /// madvise/fadvise advice.
     pub ra: crate::pagecache::readahead::RaState,
     pub advice: crate::config::pagecache::Advice,
+    /// Some VMA maps it for page-table access (`mapping_mapped`); false for a file used only
+    /// through read()/write().
+    pub mmapped: bool,
 }

@@ -289,7 +289,10 @@ impl Sim {
             return true;
         }
         match fr.owner_kind() {
-            Owner::Shmem | Owner::File => !self.mem.objects[fr.owner as usize].vmas.is_empty(),
+            Owner::Shmem | Owner::File => {
+                let obj = &self.mem.objects[fr.owner as usize];
+                obj.mmapped && !obj.vmas.is_empty()
+            }
             Owner::Anon | Owner::None => false,
         }
     }
