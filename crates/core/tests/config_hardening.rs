@@ -119,3 +119,25 @@ fn calibrated_presets_resolve_in_the_parser_for_swap_and_file_device() {
     assert!(e.message.contains("swaplab calibrate --name missing"), "{e}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// CFQ was the default elevator of the 2.6.28 and 3.x kernels: a disk that would get
+/// mq-deadline gets CFQ under those profiles (device/cfq.rs), unless the workload sets the
+/// scheduler; NVMe's "none" stays.
+#[test]
+fn old_profiles_default_disks_to_cfq() {
+    let load = |ov: &[&str]| {
+        let ovs: Vec<String> = ov.iter().map(|s| s.to_string()).collect();
+        config::load(BASE, "w.toml", &ovs).expect("valid")
+    };
+    let sched = |ov: &[&str]| load(ov).swap_devices[0].params.scheduler.clone();
+    for dev in ["hdd", "sata-ssd"] {
+        let d = format!("swap.0.device=\"{dev}\"");
+        assert_eq!(sched(&[&d, "kernel.profile=\"2.6.28\""]), "cfq", "{dev}");
+        assert_eq!(sched(&[&d, "kernel.profile=\"3.14\""]), "cfq", "{dev}");
+        assert_eq!(sched(&[&d, "kernel.profile=\"4.14\""]), "deadline", "{dev}");
+        assert_eq!(sched(&[&d, "kernel.profile=\"6.x\""]), "deadline", "{dev}");
+        assert_eq!(sched(&[&d, "kernel.profile=\"2.6.28\"", "swap.0.params.scheduler=\"deadline\""]), "deadline", "set by the workload");
+    }
+    assert_eq!(sched(&["swap.0.device=\"nvme\"", "kernel.profile=\"3.14\""]), "none");
+    assert_eq!(load(&["kernel.profile=\"3.14\""]).file_device_params.scheduler, "cfq");
+}

@@ -95,15 +95,22 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
     }
     check_dirty_knobs(&cfg.kernel).map_err(|(key, msg)| at(key, msg))?;
     cfg.pagecache.validate().map_err(|(key, msg)| at(key, msg))?;
-    let file_device_params = device_with_overrides(&m.file_device, &toml::Table::new()).map_err(|e| match e {
+    let mut file_device_params = device_with_overrides(&m.file_device, &toml::Table::new()).map_err(|e| match e {
         DeviceError::Preset(m) | DeviceError::Param(_, m) => at("machine.file_device", m),
     })?;
+    if profile <= Profile::V3_14 && file_device_params.scheduler == "deadline" {
+        file_device_params.scheduler = "cfq".into();
+    }
     let mut swap_devices = Vec::new();
     for (i, s) in cfg.swap.iter().enumerate() {
         let mut params = device_with_overrides(&s.device, &s.params).map_err(|e| match e {
             DeviceError::Preset(m) => at(&format!("swap.{i}.device"), m),
             DeviceError::Param(k, m) => at(&format!("swap.{i}.params.{k}"), m),
         })?;
+        if profile <= Profile::V3_14 && params.scheduler == "deadline" && !s.params.contains_key("scheduler") {
+            // CFQ was the default elevator from 2.6.18 to the end of the single-queue layer.
+            params.scheduler = "cfq".into();
+        }
         if era_2_6_32(&cfg.kernel.profile) && s.device == "ramdisk" && params.queue_nonrot.is_none() {
             // 2.6.32's brd_alloc did not set QUEUE_FLAG_NONROT: swap saw a disk.
             params.queue_nonrot = Some(false);

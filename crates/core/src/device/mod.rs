@@ -8,13 +8,18 @@
 //! unless the request continues where the previous one ended.
 //!
 //! Requests that find every channel busy wait in the I/O scheduler: "none" serves them in
-//! arrival order; "deadline" dispatches like mq-deadline, reads in batches ahead of writes, a
-//! write batch after `writes_starved` read batches or when the oldest write expired.
+//! arrival order; "deadline" (device/deadline.rs) merges them with adjacent queued requests
+//! and dispatches like mq-deadline: in sector order, in batches, reads ahead of writes, a
+//! write batch after `writes_starved` read batches, the oldest request once its deadline
+//! passed; "cfq" (device/cfq.rs, the 2.6.28 and 3.x profiles' default for disks) keeps one
+//! queue per process for reads and a shared one for writes and serves them in time slices.
 //! Contiguous pages submitted together are merged into one request by [`Plug`], as the block
 //! layer's plug does, up to `max_request_pages`. The submitter pays `block_layer_cpu_ns` per
 //! request. Synchronous devices (zram, brd) have no queue: the caller does the copy or
 //! (de)compression in its own context (kernel-algorithms.md §1.7, §6.3).
 
+pub mod cfq;
+pub mod deadline;
 pub mod params;
 pub mod service;
 
@@ -22,6 +27,9 @@ pub use params::DeviceParams;
 pub use service::{AccessQuantiles, DEVICE_STREAM};
 use crate::rng::Rng;
 use crate::stats::CpuCategory;
+use cfq::{Cfq, CfqOwner, CfqTunables};
+use deadline::{Deadline, DeadlineTunables, Queued};
+pub use deadline::Insert;
 use std::collections::VecDeque;
 
 const PAGE_BYTES: u64 = crate::mm::PAGE_SIZE;
@@ -36,16 +44,12 @@ pub struct Device {
     link_free_at: u64,
     /// Rotational: the page just after the last request started (where the head goes).
     head: u64,
-    /// Waiting requests: (token, request, enqueue time).
-    reads: VecDeque<(u32, Request, u64)>,
-    writes: VecDeque<(u32, Request, u64)>,
-    /// "none": arrival order across both queues.
-    fifo: VecDeque<(u32, Request, u64)>,
-    /// deadline: direction and requests left of the current batch; read batches since the
-    /// last write batch.
-    batch_write: bool,
-    batch_left: u32,
-    starved: u32,
+    /// "none": waiting requests in arrival order.
+    fifo: VecDeque<Queued>,
+    /// "deadline": waiting requests sorted, merged and batched (device/deadline.rs).
+    deadline: Deadline,
+    /// "cfq": per-process queues served in time slices (device/cfq.rs).
+    cfq: Cfq,
     /// Writes started and not yet finished (reads starting now pay `read_access_writing`).
     writes_in_service: u32,
     /// The page after the last read started (a read starting here is sequential).
@@ -56,6 +60,17 @@ pub struct Device {
     pub pages_read: u64,
     pub pages_written: u64,
     pub busy_ns: u64,
+}
+
+/// What [`Device::submit`] did with a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Submitted {
+    /// Started now; completes at this time.
+    Started(u64),
+    /// Waiting in the scheduler.
+    Queued,
+    /// Merged into the waiting request with this token.
+    Merged(u32),
 }
 
 /// One request as the device sees it.
@@ -76,12 +91,9 @@ impl Device {
             busy_channels: 0,
             link_free_at: 0,
             head: 0,
-            reads: VecDeque::new(),
-            writes: VecDeque::new(),
             fifo: VecDeque::new(),
-            batch_write: false,
-            batch_left: 0,
-            starved: 0,
+            deadline: Deadline::default(),
+            cfq: Cfq::default(),
             writes_in_service: 0,
             next_read: u64::MAX,
             rng,
@@ -168,28 +180,51 @@ impl Device {
         done
     }
 
-    fn deadline(&self) -> bool {
-        self.params.scheduler == "deadline"
+    fn tunables(&self) -> DeadlineTunables {
+        let p = &self.params;
+        DeadlineTunables {
+            read_expire_ns: p.read_expire_ns,
+            write_expire_ns: p.write_expire_ns,
+            fifo_batch: p.fifo_batch,
+            writes_starved: p.writes_starved,
+            max_request_pages: p.max_request_pages,
+        }
     }
 
     fn queued(&self) -> usize {
-        self.reads.len() + self.writes.len() + self.fifo.len()
+        self.deadline.len() + self.cfq.len() + self.fifo.len()
     }
 
-    /// Submit `req` (identified by `token`) at `now`. Returns its completion time if a channel
-    /// was free and it started at once; otherwise it waits and [`Device::complete`] starts it.
-    pub fn submit(&mut self, now: u64, req: Request, token: u32) -> Option<u64> {
+    fn cfq_tunables(&self) -> CfqTunables {
+        CfqTunables { max_request_pages: self.params.max_request_pages, ..CfqTunables::DEFAULT }
+    }
+
+    /// Submit `req` (identified by `token`) at `now`: started at once if a channel is free
+    /// (its completion time), else queued, or merged into a queued request (whose token then
+    /// carries its pages); a queued request is started by [`Device::complete`].
+    pub fn submit(&mut self, now: u64, req: Request, token: u32) -> Submitted {
+        self.submit_for(now, req, token, None)
+    }
+
+    /// [`Device::submit`] on behalf of task `owner` (a read's process, for CFQ's per-process
+    /// queues; None: no process, or a write).
+    pub fn submit_for(&mut self, now: u64, req: Request, token: u32, owner: Option<u32>) -> Submitted {
         if self.busy_channels < self.params.parallelism && self.queued() == 0 {
-            return Some(self.start(now, req));
+            return Submitted::Started(self.start(now, req));
         }
-        if !self.deadline() {
-            self.fifo.push_back((token, req, now));
-        } else if req.write {
-            self.writes.push_back((token, req, now));
-        } else {
-            self.reads.push_back((token, req, now));
+        let q = Queued { token, req, at: now };
+        let inserted = match self.params.scheduler.as_str() {
+            "deadline" => self.deadline.insert(&self.tunables(), q),
+            "cfq" => self.cfq.insert(&self.cfq_tunables(), q, CfqOwner::Sync(owner.unwrap_or(u32::MAX))),
+            _ => {
+                self.fifo.push_back(q);
+                Insert::Queued
+            }
+        };
+        match inserted {
+            Insert::Queued => Submitted::Queued,
+            Insert::Merged(into) => Submitted::Merged(into),
         }
-        None
     }
 
     /// A request (a write if `write`) finished at `now`: its channel takes the next waiting
@@ -197,34 +232,18 @@ impl Device {
     pub fn complete(&mut self, now: u64, write: bool) -> Option<(u32, u64)> {
         self.busy_channels -= 1;
         self.writes_in_service -= write as u32;
-        let next = if self.deadline() { self.pick_deadline(now) } else { self.fifo.pop_front() };
-        next.map(|(token, req, _)| (token, self.start(now, req)))
-    }
-
-    /// mq-deadline's dispatch: continue the current batch, else start a read batch unless
-    /// writes have been starved `writes_starved` times or the oldest write expired.
-    fn pick_deadline(&mut self, now: u64) -> Option<(u32, Request, u64)> {
-        if self.batch_left > 0 {
-            let q = if self.batch_write { &mut self.writes } else { &mut self.reads };
-            if let Some(r) = q.pop_front() {
-                self.batch_left -= 1;
-                return Some(r);
+        let next = match self.params.scheduler.as_str() {
+            "deadline" => {
+                let t = self.tunables();
+                self.deadline.dispatch(&t, now)
             }
-        }
-        let write_expired = self.writes.front().is_some_and(|&(_, _, t)| now.saturating_sub(t) >= self.params.write_expire_ns);
-        let writes_due = !self.writes.is_empty() && (self.reads.is_empty() || self.starved >= self.params.writes_starved || write_expired);
-        self.batch_write = writes_due;
-        if writes_due {
-            self.starved = 0;
-        } else if !self.reads.is_empty() {
-            self.starved += 1;
-        }
-        self.batch_left = self.params.fifo_batch.max(1) - 1;
-        if self.batch_write {
-            self.writes.pop_front()
-        } else {
-            self.reads.pop_front()
-        }
+            "cfq" => {
+                let t = self.cfq_tunables();
+                self.cfq.dispatch(&t, now)
+            }
+            _ => self.fifo.pop_front(),
+        };
+        next.map(|q| (q.token, self.start(now, q.req)))
     }
 
     /// Requests started but not finished plus those waiting.
@@ -276,6 +295,9 @@ impl Device {
 #[derive(Default, Debug)]
 pub struct Plug {
     pub requests: Vec<(Request, Vec<u32>)>,
+    /// The task whose reads these are (CFQ queues a process's reads apart); None: a kernel
+    /// thread's or a reclaimer's writes.
+    pub owner: Option<u32>,
 }
 
 impl Plug {
@@ -325,34 +347,27 @@ mod tests {
         let mut ssd = Device::new("ssd", DeviceParams::preset("sata-ssd").unwrap(), 1 << 18, Rng::new(1));
         let r = |start| Request { start, pages: 1, write: false };
         let (access, transfer) = ssd.service_parts(r(5));
-        let done: Vec<u64> = (0..4).map(|i| ssd.submit(0, r(100 * i), i as u32).unwrap()).collect();
+        let started = |s: Submitted| if let Submitted::Started(t) = s { t } else { panic!("{s:?}") };
+        let done: Vec<u64> = (0..4).map(|i| started(ssd.submit(0, r(100 * i), i as u32))).collect();
         for (i, d) in done.iter().enumerate() {
             assert_eq!(*d, access + (i as u64 + 1) * transfer);
         }
-        assert_eq!(ssd.submit(0, r(999), 9), None, "all channels busy: it waits");
+        assert_eq!(ssd.submit(0, r(999), 9), Submitted::Queued, "all channels busy: it waits");
         assert_eq!(ssd.complete(done[0], false), Some((9, done[0] + access + transfer)));
     }
 
     #[test]
-    fn deadline_prefers_reads_but_does_not_starve_writes() {
+    fn deadline_merges_a_write_into_the_queued_one_before_it() {
         let mut hdd = Device::new("hdd", DeviceParams::preset("hdd").unwrap(), 1 << 20, Rng::new(1));
-        hdd.params.fifo_batch = 1;
-        let w = Request { start: 0, pages: 1, write: true };
-        let r = Request { start: 50, pages: 1, write: false };
-        let mut t = hdd.submit(0, w, 100).unwrap();
-        for i in 0..3 {
-            assert_eq!(hdd.submit(1, w, 200 + i), None);
-        }
-        for i in 0..6 {
-            assert_eq!(hdd.submit(2, r, i), None);
-        }
-        let mut order = vec![];
-        while let Some((tok, done)) = hdd.complete(t, false) {
-            order.push(tok);
-            t = done;
-        }
-        // Two read batches, then a write batch, and so on.
-        assert_eq!(order, vec![0, 1, 200, 2, 3, 201, 4, 5, 202]);
+        let w = |start| Request { start, pages: 8, write: true };
+        let Submitted::Started(t) = hdd.submit(0, w(0), 1) else { panic!() };
+        assert_eq!(hdd.submit(1, w(100), 2), Submitted::Queued);
+        assert_eq!(hdd.submit(2, w(108), 3), Submitted::Merged(2), "contiguous with the queued request");
+        assert_eq!(hdd.submit(3, w(500), 4), Submitted::Queued);
+        assert_eq!(hdd.in_flight(), 3, "a merged request takes no request of its own");
+        let (tok, _) = hdd.complete(t, true).unwrap();
+        assert_eq!(tok, 2);
+        assert_eq!(hdd.requests, 2);
     }
 
     #[test]
@@ -361,7 +376,7 @@ mod tests {
         nvme.params.parallelism = 1;
         let w = Request { start: 0, pages: 1, write: true };
         let r = Request { start: 50, pages: 1, write: false };
-        let t = nvme.submit(0, w, 1).unwrap();
+        let Submitted::Started(t) = nvme.submit(0, w, 1) else { panic!() };
         nvme.submit(1, w, 2);
         nvme.submit(2, r, 3);
         assert_eq!(nvme.complete(t, true).map(|x| x.0), Some(2));
@@ -370,7 +385,7 @@ mod tests {
     #[test]
     fn hdd_pays_for_distance_but_not_for_continuing() {
         let mut hdd = Device::new("hdd", DeviceParams::preset("hdd").unwrap(), 1 << 20, Rng::new(1));
-        let t1 = hdd.submit(0, Request { start: 0, pages: 8, write: false }, 0).unwrap();
+        let Submitted::Started(t1) = hdd.submit(0, Request { start: 0, pages: 8, write: false }, 0) else { panic!() };
         let cont = hdd.service_ns(Request { start: 8, pages: 8, write: false });
         let near = hdd.service_ns(Request { start: 1000, pages: 8, write: false });
         let far = hdd.service_ns(Request { start: 900_000, pages: 8, write: false });
@@ -394,7 +409,8 @@ mod tests {
     /// The access part of the next request started on an idle `dev` at `now`.
     fn access_of(dev: &mut Device, now: u64, req: Request) -> u64 {
         let (_, transfer) = dev.service_parts(req);
-        dev.submit(now, req, 0).unwrap() - now - transfer
+        let Submitted::Started(done) = dev.submit(now, req, 0) else { panic!("queued") };
+        done - now - transfer
     }
 
     #[test]

@@ -230,7 +230,7 @@ impl Sim {
         // Swap-cache miss: readahead around the target (§1.2-§1.6), then sleep on the target.
         let target = alloc_or_return!(self, tid, cpu);
         self.add_to_swap_cache_for_read(target, dev, slot, false);
-        let mut plugs = SwapPlugs::new(self.swap.areas.len());
+        let mut plugs = SwapPlugs::for_task(self.swap.areas.len(), tid);
         let store_cpu = self.swapin_readahead(tid, cpu, v, (dev, slot), target, fault_vpn, shmem, &mut plugs);
         let at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns + store_cpu;
         let cpu_ns = plugs.submit(self, at);

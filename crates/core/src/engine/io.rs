@@ -4,7 +4,7 @@
 
 use super::{Ev, Sim, TState};
 use crate::config::Resolved;
-use crate::device::{Device, Plug, DEVICE_STREAM};
+use crate::device::{Device, Plug, Submitted, DEVICE_STREAM};
 use crate::rng::Rng;
 use crate::mm::*;
 use std::collections::HashMap;
@@ -131,6 +131,7 @@ impl Sim {
             return self.submit_plug_sync(dev, plug);
         }
         let mut cpu = 0;
+        let owner = plug.owner;
         for (req, frames) in plug.requests {
             let id = match self.io.free_ids.pop() {
                 Some(id) => {
@@ -149,8 +150,15 @@ impl Sim {
             }
             let device = self.device_mut(dev);
             cpu += device.block_layer_cpu_ns();
-            if let Some(done) = device.submit(at + cpu, req, id) {
-                self.push(done, Ev::IoDone(id));
+            match device.submit_for(at + cpu, req, id, owner) {
+                Submitted::Started(done) => self.push(done, Ev::IoDone(id)),
+                Submitted::Queued => {}
+                Submitted::Merged(into) => {
+                    // The scheduler merged it into a waiting request: its pages complete with it.
+                    let merged = self.io.reqs[id as usize].take().expect("just queued");
+                    self.io.reqs[into as usize].as_mut().expect("a waiting request").frames.extend(merged.frames);
+                    self.io.free_ids.push(id);
+                }
             }
             self.note_submit_congestion(dev);
         }

@@ -41,6 +41,11 @@ impl SwapPlugs {
         SwapPlugs { plugs: (0..areas).map(|_| Plug::default()).collect() }
     }
 
+    /// A swap-in's plugs: its reads are task `tid`'s (CFQ's per-process queues).
+    pub fn for_task(areas: usize, tid: u32) -> SwapPlugs {
+        SwapPlugs { plugs: (0..areas).map(|_| Plug { owner: Some(tid), ..Plug::default() }).collect() }
+    }
+
     /// Requests already queued in the plug for area `dev`.
     pub fn queued(&self, dev: usize) -> u64 {
         self.plugs[dev].requests.len() as u64

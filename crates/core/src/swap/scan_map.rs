@@ -452,7 +452,7 @@ mod tests {
     fn slots_cache_hands_out_per_cpu_runs_and_reserves_them() {
         let mut a = area(8192, "hdd", 2, AllocEra::SlotsCache);
         assert!(a.slots_cache_active(2));
-        let mut get = |a: &mut SwapArea, cpu: usize| {
+        let get = |a: &mut SwapArea, cpu: usize| {
             if a.slots_cache_empty(cpu) {
                 for _ in 0..SWAP_SLOTS_CACHE_SIZE {
                     let s = take(a, cpu);
