@@ -248,9 +248,10 @@ fn zswap_memcg_max_limits_the_compressed_bytes() {
 fn zswap_shrinker_writes_back_the_coldest_entries_first() {
     let r = load(BASE, ZSWAP);
     let mut z = store::build(&r);
-    let ctx = StoreCtx { now: 0, free_frames: u64::MAX };
     let mut stored = Vec::new();
     for slot in 1..=200u32 {
+        // A different page in each slot (its content is drawn by its identity).
+        let ctx = StoreCtx { now: 0, free_frames: u64::MAX, page_key: swaplab_core::swap::store::zswap::content::page_key(1, slot as u64) };
         if matches!(z.store(0, slot, &ctx), StoreOutcome::Stored { .. }) && z.held(0, slot) == Held::Store {
             stored.push(slot);
         }

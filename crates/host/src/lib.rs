@@ -11,6 +11,7 @@
 //! orchestrator (`python/swaplab/host/`), which owns restoring it.
 
 pub mod calibrate;
+pub mod content;
 pub mod sys;
 pub mod worker;
 

@@ -19,6 +19,7 @@
 //! touch on this host takes well under it, the cheapest fault well over it); the result
 //! carries both the exact fault counts and the number of touches so classified.
 
+use crate::content::PageFiller;
 use crate::sys::{self, now_ns, Region};
 use serde::Serialize;
 use std::ffi::CString;
@@ -108,6 +109,9 @@ pub struct Worker {
     time_limit_ns: Option<u64>,
     start_delay_ns: u64,
     opts: WorkerOptions,
+    /// Writes each page's content at its first write when the workload has a `[content]`
+    /// model (content.rs); without one, pages hold only the words the touches write.
+    filler: Option<PageFiller>,
 }
 
 fn create_file(path: &Path, pages: u64) -> io::Result<std::fs::File> {
@@ -220,6 +224,9 @@ impl Worker {
             };
             mappings.push(mapping);
         }
+        // File pages hold the file's data, not swapped memory: only anon and shmem are filled.
+        let pages: Vec<u64> = mappings.iter().map(|m| if m.file.is_some() { 0 } else { m.pages }).collect();
+        let filler = cfg.content.as_ref().map(|spec| PageFiller::new(spec, cfg.seed, task_idx, instance, &pages));
         Ok(Worker {
             name: task.name.clone(),
             instance,
@@ -229,6 +236,7 @@ impl Worker {
             time_limit_ns,
             start_delay_ns: task.start_delay.0,
             opts,
+            filler,
         })
     }
 
@@ -279,6 +287,11 @@ impl Worker {
             // A word in the page; the offset varies with the page so that resident touches do
             // not all fall into one cache set.
             let off = (t.page as usize) * PAGE_SIZE as usize + ((t.page as usize & 63) << 6);
+            // With a content model, a write stores the value the page's content has in this word.
+            let value = match (t.write, self.filler.as_ref()) {
+                (true, Some(f)) => f.touch_value(mi, t.page as usize, (off % PAGE_SIZE as usize) / 8).unwrap_or(touches | 1),
+                _ => touches | 1,
+            };
             let t0 = now_ns();
             if syscall {
                 let fd = self.mappings[mi].fd.as_ref().expect("validated: buffered I/O names a file mapping");
@@ -289,13 +302,17 @@ impl Worker {
                 unsafe {
                     let p = base.add(off) as *mut u64;
                     if t.write {
-                        std::ptr::write_volatile(p, touches | 1);
+                        std::ptr::write_volatile(p, value);
                     } else {
                         sink = sink.wrapping_add(std::ptr::read_volatile(p));
                     }
                 }
             }
             let t1 = now_ns();
+            if let (true, Some(f)) = (t.write, self.filler.as_mut()) {
+                // SAFETY: the page lies inside mapping mi (as above), writable.
+                unsafe { f.after_write(mi, t.page as usize, base.add(t.page as usize * PAGE_SIZE as usize)) };
+            }
             let lat = t1 - t0;
             touch_h.record(lat);
             if lat > threshold {

@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .. import _core
 from .errors import HostError, PreconditionError
+from . import zswap
 from .runner import HostOptions, run_host
 
 COUNTERS = ("pswpin", "pswpout", "swap_ra", "swap_ra_hit", "pgmajfault", "pgfault", "pgscan_anon", "pgsteal_anon",
@@ -45,6 +46,27 @@ def _runs_of(host: Dict[str, Any]) -> List[Dict[str, Any]]:
     return host["host"].get("per_run") or []
 
 
+def _zswap_rows(sim: Dict[str, Any], host: Dict[str, Any], per_run: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """zswap's vmstat counters and the pool at the end (host/zswap.py), when both sides ran it."""
+    if not (sim.get("store") or {}).get("name") == "zswap" or not host.get("store"):
+        return []
+    rows = []
+    for c in zswap.VMSTAT:
+        xs = [r["vmstat"][c] for r in per_run if c in r.get("vmstat", {})]
+        s, h = sim["vmstat"].get(c), host["vmstat"].get(c)
+        rows.append({"metric": c, "sim": s, "host": h, "host_min": min(xs) if xs else None,
+                     "host_max": max(xs) if xs else None, "rel_err": rel_err(s, h)})
+    # The pool when the work ended, before the tasks exit: the host reads it while its workers
+    # still hold their memory.
+    at_end = sim["store"].get("debugfs_at_work_end") or sim["store"]["debugfs"]
+    for c in zswap.STORE:
+        xs = [r["store"][c] for r in per_run if c in r.get("store", {})]
+        s, h = at_end.get(c), host["store"]["debugfs"].get(c)
+        rows.append({"metric": c, "sim": s, "host": h, "host_min": min(xs) if xs else None,
+                     "host_max": max(xs) if xs else None, "rel_err": rel_err(s, h)})
+    return rows
+
+
 def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]:
     """The comparison of one simulated and one (aggregated) host result."""
     rows = []
@@ -58,6 +80,7 @@ def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]
         s, h = sim["vmstat"].get(c), host["vmstat"].get(c)
         lo, hi = spread(c)
         rows.append({"metric": c, "sim": s, "host": h, "host_min": lo, "host_max": hi, "rel_err": rel_err(s, h)})
+    rows += _zswap_rows(sim, host, per_run)
     s_ra, h_ra = sim["summary"].get("ra_hit_pct"), host["summary"].get("ra_hit_pct")
     rows.append({"metric": "ra_hit_pct", "sim": s_ra, "host": h_ra, "host_min": None, "host_max": None,
                  "rel_err": rel_err(s_ra, h_ra)})
@@ -135,11 +158,23 @@ def host_cgroup_overrides(overrides: List[str]) -> List[str]:
 
 def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions) -> Dict[str, Any]:
     cgroup = host_cgroup_overrides(overrides)
+    notes: List[str] = []
+    if opts.zswap:
+        # Both sides run zswap with the host's settings; the host's workers need the overrides
+        # too, to write pages as the content model says (crates/host/src/content.rs).
+        p = zswap.params()
+        if not p:
+            raise PreconditionError("zswap is unavailable on this host (no /sys/module/zswap/parameters)")
+        m = json.loads(_core.resolve(text, source, overrides))["machine"]
+        zo = zswap.sim_overrides(p, int(m["ram"]) - int(m["kernel_reserved"]), zswap.host_total_bytes())
+        overrides = list(overrides) + zo
+        notes = zswap.notes(p) + ["zswap on both sides with the host's parameters: " + ", ".join(zo)]
     sim = json.loads(_core.simulate(text, source, overrides + cgroup))
     host = run_host(text, overrides, opts, source=source)
     if host["host"].get("oom"):
         return {"sim": sim, "host": host, "comparison": None, "error": "every host run was OOM-killed"}
     cmp = compare_results(sim, host)
+    cmp["notes"] = notes + cmp["notes"]
     if cgroup:
         cmp["notes"].append(f"simulated with {cgroup[0]}: the host's memory cgroup hierarchy")
     return {"sim": _slim(sim), "host": _slim(host), "comparison": cmp}
@@ -147,7 +182,7 @@ def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions
 
 def _slim(r: Dict[str, Any]) -> Dict[str, Any]:
     """The parts of a result a comparison report keeps (no time series, no config copy)."""
-    keep = ("kind", "name", "elapsed_ns", "vmstat", "tasks", "summary", "devices")
+    keep = ("kind", "name", "elapsed_ns", "vmstat", "tasks", "summary", "devices", "store")
     out = {k: r[k] for k in keep if k in r}
     if r.get("host"):
         out["host"] = {k: v for k, v in r["host"].items() if k not in ("vmstat_other",)}

@@ -24,7 +24,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .. import _core
 from . import cgroup as cg
-from . import swapdev
+from . import swapdev, zswap
 from .errors import HostError, OOMKilled, PreconditionError
 from .journal import JOURNAL_DIR, Journal, active_swaps, stale_journals
 from .lock import HostLock
@@ -387,6 +387,7 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
                         "this run's counters are not a measurement")
     # 6. after: the workers still hold their memory
     v1 = vmstat()
+    pool = zswap.pool_snapshot() if opts.zswap else None
     st1 = group.stat()
     lru = group.lru_pages(st1)
     swap_peak = max(swap_peak, lru["swap"])
@@ -395,8 +396,15 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
     disks1[_CPU_TIMES] = cpu_times()
     for w in workers:
         _release(w)
-    return _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disks0, disks1,
-                   workers, t0, ts, events, notes, opts)
+    out = _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disks0, disks1,
+                  workers, t0, ts, events, notes, opts)
+    if pool is not None:
+        for k in zswap.VMSTAT:
+            out["vmstat"][k] = v1.get(k, 0) - v0.get(k, 0)
+            out["host"]["vmstat_other"].pop(k, None)
+        out["store"] = zswap.store_result(pool)
+        out["host"]["zswap_parameters"] = zswap.params()
+    return out
 
 
 def _release(w: _Worker) -> None:
@@ -686,6 +694,14 @@ def aggregate(results: List[Dict[str, Any]]) -> Dict[str, Any]:
     out["host"]["per_run"] = [{"elapsed_ns": r["elapsed_ns"], "vmstat": r["vmstat"],
                                "tasks_elapsed_ns": [t["elapsed_ns"] for t in r["tasks"]]} for r in results]
     out["host"]["spread"] = spread
+    if out.get("store"):
+        for k in out["store"]["debugfs"]:
+            xs = [r["store"]["debugfs"][k] for r in results]
+            out["store"]["debugfs"][k] = int(round(_median(xs)))
+            spread[f"store.{k}"] = {"median": _median(xs), "min": min(xs), "max": max(xs)}
+        out["store"]["pool_pages"] = out["store"]["debugfs"]["pool_total_size"] // PAGE
+        for pr, r in zip(out["host"]["per_run"], results):
+            pr["store"] = r["store"]["debugfs"]
     return out
 
 

@@ -114,7 +114,10 @@ pub struct Machine {
     /// or 1 (the legacy memory controller). Only v2 has cgroup writeback, so only v2 gives a
     /// memory cgroup its own dirty-throttling domain (mm/page-writeback.c `mdtc`, which
     /// exists when `cgroup_subsys_on_dfl(memory_cgrp_subsys)`); under v1 `balance_dirty_pages`
-    /// sees the global domain alone. `swaplab compare` simulates the host's version.
+    /// sees the global domain alone. It also decides whether zswap's compressed pool is charged
+    /// to the group: on v2 (`obj_cgroup_charge_zswap`); on v1 nothing of it (that function
+    /// returns at once unless `cgroup_subsys_on_dfl`), so a v1 group's pool grows outside its
+    /// limit. `swaplab compare` simulates the host's version.
     #[serde(default = "default_cgroup_version")]
     pub cgroup_version: u32,
     /// Device preset backing file-backed mappings.

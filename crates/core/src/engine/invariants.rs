@@ -26,8 +26,9 @@ impl Sim {
                 e(format!("free frame {f} has flags {:#x}", self.mem.frames[f as usize].flags));
             }
         }
-        if self.mem.memcg_limit.is_some() && self.mem.charged != inuse as u64 {
-            e(format!("memcg charge {} != pages in use {inuse}", self.mem.charged));
+        let uncharged_pool = if self.mem.pool_charged { 0 } else { self.swap.pool_frames.len() };
+        if self.mem.memcg_limit.is_some() && self.mem.charged != (inuse - uncharged_pool) as u64 {
+            e(format!("memcg charge {} != pages in use {inuse} less {uncharged_pool} uncharged pool pages", self.mem.charged));
         }
         // Dirty accounting: NR_FILE_DIRTY and the inodes' dirty counts match the page-cache
         // folios with PG_dirty; a writable file PTE maps a dirty folio (write notification).

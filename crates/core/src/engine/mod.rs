@@ -85,6 +85,9 @@ pub struct Sim {
     sample_interval: u64,
     global_deadline: Option<u64>,
     pub(crate) user_tasks_left: usize,
+    /// The fronting store's debugfs counters when the last user task finished its work, before
+    /// its memory was freed: what a host run reads while its workers still hold their memory.
+    pub(crate) store_at_work_end: Option<std::collections::BTreeMap<&'static str, u64>>,
     interrupted: bool,
     /// Message channels (engine/ipc.rs).
     pub ipc: ipc::IpcState,
@@ -116,6 +119,7 @@ impl Sim {
             sample_interval: c.sim.sample_interval.0,
             global_deadline: c.sim.time_limit.map(|d| d.0),
             user_tasks_left: 0,
+            store_at_work_end: None,
             interrupted: false,
             ipc: ipc::IpcState::new(c),
             wb: crate::writeback::WbState::new(c),
@@ -142,7 +146,7 @@ impl Sim {
         for (ti, t) in cfg.config.tasks.iter().enumerate() {
             for inst in 0..t.instances {
                 let tid = self.tasks.len() as u32;
-                let vmas = self.map_task(tid, t);
+                let vmas = self.map_task(tid, ti, inst, t);
                 let program = crate::workload::program_for(&self.cfg, ti, inst);
                 let start = t.start_delay.0;
                 let deadline = match (t.time_limit, self.global_deadline) {
@@ -165,7 +169,7 @@ impl Sim {
 
     /// Lay a process's mappings out from 4 GiB upwards, 2 MiB aligned with a 2 MiB gap; shared
     /// and file mappings get an inode each. Returns the VMA ids.
-    fn map_task(&mut self, tid: u32, task: &crate::config::TaskSpec) -> Vec<u32> {
+    fn map_task(&mut self, tid: u32, task_idx: usize, instance: u32, task: &crate::config::TaskSpec) -> Vec<u32> {
         let mappings = &task.mappings;
         use crate::config::pagecache::Advice;
         // bdi->ra_pages; POSIX_FADV_SEQUENTIAL doubles the file's.
@@ -173,7 +177,7 @@ impl Sim {
         let mem = &mut self.mem;
         let mut vmas = Vec::new();
         let mut vpn = 1u64 << (32 - PAGE_SHIFT);
-        for m in mappings {
+        for (mi, m) in mappings.iter().enumerate() {
             let pages = m.size.pages();
             let object = match m.kind {
                 MappingKind::Anon => NONE,
@@ -188,7 +192,8 @@ impl Sim {
                 }
             };
             vmas.push(mem.vmas.len() as u32);
-            mem.vmas.push(Vma { task: tid, kind: m.kind, start_vpn: vpn, ptes: vec![0; pages as usize], object, ra_info: 0, rss: 0, swapents: 0, exec: m.exec });
+            let content_key = crate::swap::store::zswap::content::mapping_key(task_idx, instance, mi);
+            mem.vmas.push(Vma { task: tid, kind: m.kind, start_vpn: vpn, ptes: vec![0; pages as usize], object, ra_info: 0, rss: 0, swapents: 0, exec: m.exec, content_key });
             vpn += pages.div_ceil(PTRS_PER_PMD) * PTRS_PER_PMD + PTRS_PER_PMD;
         }
         vmas

@@ -154,6 +154,7 @@ impl Sim {
                 pool_pages: self.swap.pool_frames.len() as u64,
                 pool_pages_max: self.swap.pool_frames_max,
                 debugfs: self.swap.store.counters().debugfs.into_iter().collect(),
+                debugfs_at_work_end: self.store_at_work_end.clone().unwrap_or_default(),
             }),
         }
     }

@@ -222,7 +222,11 @@ impl Sim {
         let t = &mut self.tasks[tid as usize];
         if !t.background {
             self.user_tasks_left -= 1;
+            if self.user_tasks_left == 0 && self.swap.store.name() != "none" {
+                self.store_at_work_end = Some(self.swap.store.counters().debugfs.into_iter().collect());
+            }
         }
+        let t = &mut self.tasks[tid as usize];
         let vmas = t.vmas.clone();
         for v in vmas {
             self.zap_vma(v);

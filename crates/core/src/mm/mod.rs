@@ -31,6 +31,9 @@ pub struct Memory {
     /// memcg mode: the limit in pages; and the pages charged to the workload's cgroup.
     pub memcg_limit: Option<u64>,
     pub charged: u64,
+    /// The fronting store's pool is charged to the memory cgroup (cgroup v2; on v1 zswap
+    /// charges nothing: `machine.cgroup_version`).
+    pub pool_charged: bool,
 }
 
 impl Memory {
@@ -48,6 +51,7 @@ impl Memory {
             wm,
             memcg_limit: c.machine.memcg_limit.map(|l| l.pages()),
             charged: 0,
+            pool_charged: c.machine.cgroup_version >= 2,
         }
     }
 
@@ -193,6 +197,8 @@ pub struct Vma {
     pub swapents: u64,
     /// VM_EXEC: a file mapped executable (reclaim's executable-page rules).
     pub exec: bool,
+    /// The identity of the mapping's pages for the content model (`content::mapping_key`).
+    pub content_key: u64,
 }
 
 /// An inode: shmem object or regular file. `entries` hold a frame (PTE_PRESENT), a swap entry

@@ -183,6 +183,9 @@ pub struct StoreResult {
     pub pool_pages: u64,
     pub pool_pages_max: u64,
     pub debugfs: BTreeMap<&'static str, u64>,
+    /// The same when the last user task finished, before the tasks' memory was freed (what a
+    /// host run sees while its workers hold their memory); empty if no task finished.
+    pub debugfs_at_work_end: BTreeMap<&'static str, u64>,
 }
 
 impl SimResult {

@@ -16,6 +16,9 @@ impl Sim {
             if let Some(slot) = self.alloc_slot(d, cpu) {
                 self.swap.areas[d].cache[slot as usize] = f;
                 self.swap.areas[d].shadow[slot as usize] = 0;
+                if !self.swap.areas[d].page_key.is_empty() {
+                    self.swap.areas[d].page_key[slot as usize] = self.content_page_key(f);
+                }
                 self.mem.frames[f as usize].set_swap(d, slot);
                 self.mem.frames[f as usize].flags |= PG_DIRTY;
                 return true;
@@ -63,6 +66,18 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// The identity of the page folio `f` holds (swap/store/zswap/content.rs), while it is
+    /// still mapped or in its inode: its mapping's key and its index there.
+    fn content_page_key(&self, f: u32) -> u64 {
+        let fr = &self.mem.frames[f as usize];
+        let vma = match fr.owner_kind() {
+            Owner::Anon => fr.owner,
+            Owner::Shmem => self.mem.objects[fr.owner as usize].vmas[0],
+            Owner::None | Owner::File => return 0,
+        };
+        crate::swap::store::zswap::content::page_key(self.mem.vmas[vma as usize].content_key, fr.index as u64)
     }
 
     /// A freshly allocated frame enters the swap cache for a read: locked, swap-backed,

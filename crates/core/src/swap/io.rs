@@ -73,20 +73,24 @@ impl Sim {
     }
 
     fn store_ctx(&self) -> StoreCtx {
-        StoreCtx { now: self.now, free_frames: self.mem.nr_free() }
+        StoreCtx { now: self.now, free_frames: self.mem.nr_free(), page_key: 0 }
     }
 
     /// Hold exactly the frames the store's pool occupies: take the missing ones from the free
-    /// list (the store grew only within `StoreCtx::free_frames`), give back the surplus.
+    /// list (the store grew only within `StoreCtx::free_frames`), give back the surplus. On a
+    /// cgroup v1 memory cgroup the pool's frames are not charged to it (`Memory::pool_charged`).
     pub(crate) fn sync_pool_frames(&mut self) {
         let want = self.swap.store.pool_pages() as usize;
+        let uncharged = !self.mem.pool_charged as u64;
         while self.swap.pool_frames.len() < want {
             let f = self.take_frame();
+            self.mem.charged -= uncharged;
             self.swap.pool_frames.push(f);
             self.swap.pool_frames_max = self.swap.pool_frames_max.max(self.swap.pool_frames.len() as u64);
         }
         while self.swap.pool_frames.len() > want {
             let f = self.swap.pool_frames.pop().expect("len > want >= 0");
+            self.mem.charged += uncharged;
             self.free_frame(f);
         }
     }
@@ -95,7 +99,8 @@ impl Sim {
     pub(crate) fn swap_writepage(&mut self, f: u32, plugs: &mut SwapPlugs) -> WriteOutcome {
         let fr = self.mem.frames[f as usize];
         let (dev, slot) = (fr.swap_dev(), fr.slot);
-        let ctx = self.store_ctx();
+        let keys = &self.swap.areas[dev].page_key;
+        let ctx = StoreCtx { page_key: keys.get(slot as usize).copied().unwrap_or(0), ..self.store_ctx() };
         let outcome = self.swap.store.store(dev, slot, &ctx);
         self.sync_pool_frames();
         // The store's work (compression, or frontswap's hypercall and copy).

@@ -60,6 +60,9 @@ impl SwapSystem {
                 let mut area = SwapArea::new(&s.name, s.priority, slots, Device::new(&s.name, s.params.clone(), slots as u64, rng), ncpu);
                 area.prefer_nonfull = profile >= Profile::V6;
                 area.era = AllocEra::of(profile, &c.kernel.profile);
+                if c.content.is_some() {
+                    area.page_key = vec![0; slots as usize];
+                }
                 area
             })
             .collect();
@@ -118,6 +121,9 @@ pub struct SwapArea {
     pub cache: Vec<u32>,
     /// Workingset shadow left by the last eviction from this slot (§4.2); 0 = none.
     pub shadow: Vec<u32>,
+    /// With a content model: the identity of the page each slot was allocated for
+    /// (`content::page_key`), which decides how it compresses; empty without one.
+    pub page_key: Vec<u64>,
     pub slots: u32,
     /// Allocated slots (map != 0), excluding the header.
     pub inuse: u64,
@@ -157,6 +163,7 @@ impl SwapArea {
             map,
             cache: vec![NONE; slots as usize],
             shadow: vec![0; slots as usize],
+            page_key: Vec::new(),
             slots,
             inuse: 0,
             cluster_count,

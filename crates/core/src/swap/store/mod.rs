@@ -40,6 +40,9 @@ pub struct StoreCtx {
     pub now: u64,
     /// Free frames the store's pool may take without reclaim.
     pub free_frames: u64,
+    /// `store`: the identity of the page being stored (`zswap::content::page_key`), which
+    /// decides its content; 0 without a content model.
+    pub page_key: u64,
 }
 
 /// What `store` did with a page.

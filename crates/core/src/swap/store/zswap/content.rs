@@ -2,9 +2,15 @@
 //! cares — zero-filled (no pool entry, no I/O: the swap layer's zero map) or a compressed
 //! size in bytes. The pool's size is then an outcome of the pages swapped, not an input.
 //!
-//! Each swap-out draws once from the model with the store's own random stream (seeded from the
-//! run seed), so the same configuration and seed give the same pages; a page written back and
-//! swapped out again draws again, as rewritten memory would compress differently.
+//! A page's content is a property of the page: it is drawn from the model by the page's
+//! identity (task, instance, mapping, page index: [`page_key`]) with a hash of the run seed,
+//! not by the order in which pages happen to be swapped. So a page swapped out, read back and
+//! swapped out again compresses as it did the first time, as real data does; zero pages stay
+//! zero pages (they go back to the zero map each time, and a clean one read from the zero map
+//! is not stored again at all). The host runner's workers write every page with the content
+//! its key draws (crates/host/src/content.rs), so the simulator and the kernel see the same
+//! pages, page for page. Rewriting a page keeps its character: the model draws no new
+//! content when a program writes a page again.
 //!
 //! Models (`[content]`, config/stores.rs): `fixed` (every page PAGE_SIZE / ratio), `two-point`
 //! (PAGE_SIZE / ratio, or PAGE_SIZE / ratio2 with probability ratio2_fraction: e.g. text and
@@ -29,7 +35,20 @@ pub enum PageContent {
 pub struct ContentModel {
     zero_fraction: f64,
     sizes: Sizes,
-    rng: Rng,
+    seed: u64,
+}
+
+/// The identity of a mapping's pages: task `task` of the workload file, its instance, and the
+/// mapping's index among the task's mappings.
+pub fn mapping_key(task: usize, instance: u32, mapping: usize) -> u64 {
+    let mut s = ((task as u64) << 40) ^ ((instance as u64) << 16) ^ mapping as u64;
+    crate::rng::splitmix64(&mut s)
+}
+
+/// The identity of page `index` of the mapping `mapping_key` names.
+pub fn page_key(mapping_key: u64, index: u64) -> u64 {
+    let mut s = mapping_key ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    crate::rng::splitmix64(&mut s)
 }
 
 enum Sizes {
@@ -60,25 +79,26 @@ impl ContentModel {
             }
             other => unreachable!("content model {other:?} passed validation but has no implementation"),
         };
-        ContentModel { zero_fraction: spec.zero_fraction, sizes, rng: Rng::for_stream(seed, CONTENT_STREAM) }
+        ContentModel { zero_fraction: spec.zero_fraction, sizes, seed }
     }
 
-    /// The next page swapped out.
-    pub fn next_page(&mut self) -> PageContent {
-        if self.zero_fraction > 0.0 && self.rng.unit() < self.zero_fraction {
+    /// The content of the page with key `page_key` (the same every time it is asked).
+    pub fn page(&self, page_key: u64) -> PageContent {
+        let mut rng = Rng::for_stream(self.seed ^ page_key, CONTENT_STREAM);
+        if self.zero_fraction > 0.0 && rng.unit() < self.zero_fraction {
             return PageContent::Zero;
         }
         PageContent::Compressed(match &self.sizes {
             Sizes::Fixed(s) => *s,
             Sizes::TwoPoint { first, second, second_fraction } => {
-                if self.rng.unit() < *second_fraction {
+                if rng.unit() < *second_fraction {
                     *second
                 } else {
                     *first
                 }
             }
             Sizes::Histogram { cumulative, sizes } => {
-                let x = self.rng.below(*cumulative.last().expect("validated non-empty"));
+                let x = rng.below(*cumulative.last().expect("validated non-empty"));
                 sizes[cumulative.partition_point(|&c| c <= x)]
             }
         })
@@ -100,8 +120,9 @@ mod tests {
         s.ratio = 4.0;
         s.ratio2 = 1.0;
         s.ratio2_fraction = 0.5;
-        let mut m = ContentModel::new(&s, 1);
-        let draws: Vec<PageContent> = (0..40_000).map(|_| m.next_page()).collect();
+        let m = ContentModel::new(&s, 1);
+        let key = mapping_key(0, 0, 0);
+        let draws: Vec<PageContent> = (0..40_000).map(|i| m.page(page_key(key, i))).collect();
         let zero = draws.iter().filter(|d| **d == PageContent::Zero).count() as f64 / 40_000.0;
         let whole = draws.iter().filter(|d| **d == PageContent::Compressed(4096)).count() as f64 / 40_000.0;
         assert!((zero - 0.25).abs() < 0.01, "{zero}");
@@ -113,9 +134,25 @@ mod tests {
     fn histogram_draws_in_proportion_to_counts() {
         let mut s = spec("histogram");
         s.histogram_bins = vec![(100, 1), (2000, 3), (3000, 0)];
-        let mut m = ContentModel::new(&s, 9);
+        let m = ContentModel::new(&s, 9);
         let n = 20_000;
-        let small = (0..n).filter(|_| m.next_page() == PageContent::Compressed(100)).count() as f64 / n as f64;
+        let key = mapping_key(1, 2, 3);
+        let small = (0..n).filter(|&i| m.page(page_key(key, i)) == PageContent::Compressed(100)).count() as f64 / n as f64;
         assert!((small - 0.25).abs() < 0.015, "{small}");
+    }
+
+    #[test]
+    fn a_page_keeps_its_content_and_pages_differ() {
+        let mut s = spec("two-point");
+        s.zero_fraction = 0.1;
+        s.ratio2 = 1.0;
+        s.ratio2_fraction = 0.3;
+        let m = ContentModel::new(&s, 5);
+        let (a, b) = (mapping_key(0, 0, 0), mapping_key(0, 1, 0));
+        assert!((0..1000).all(|i| m.page(page_key(a, i)) == m.page(page_key(a, i))));
+        let same = (0..1000).filter(|&i| m.page(page_key(a, i)) == m.page(page_key(b, i))).count();
+        // Two instances' pages are independent draws: they agree only as often as chance says
+        // (0.01 + 0.63^2 + 0.27^2 ~ 0.48).
+        assert!((380..580).contains(&same), "{same}");
     }
 }

@@ -240,7 +240,7 @@ impl FrontingStore for Zswap {
         // failure too, so old data can never be written back or loaded).
         self.remove(dev, slot);
         self.set_zero(dev, slot, false);
-        match self.content.next_page() {
+        match self.content.page(ctx.page_key) {
             PageContent::Zero => {
                 self.set_zero(dev, slot, true);
                 self.c.swpout_zero += 1;
