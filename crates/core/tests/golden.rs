@@ -39,6 +39,10 @@ fn snapshot(name: &str, toml: &str, overrides: &[&str]) -> Value {
     if let Some(store) = &res.store {
         snap["store"] = json!({"name": store.name, "pool_pages_max": store.pool_pages_max, "debugfs": store.debugfs});
     }
+    let zram: Vec<Value> = res.devices.iter().filter_map(|d| d.zram.map(|z| json!(z))).collect();
+    if !zram.is_empty() {
+        snap["zram"] = json!(zram);
+    }
     snap
 }
 
@@ -154,6 +158,8 @@ golden! {
     device_nvme => check_golden("device-nvme", BASE, &["swap.0.device=nvme"]);
     device_ramdisk => check_golden("device-ramdisk", BASE, &["swap.0.device=ramdisk"]);
     device_zram => check_golden("device-zram", BASE, &["swap.0.device=zram"]);
+    // zram with the zswap goldens' mixed content: zero pages, a fifth incompressible, zstd.
+    store_zram => check_golden("store-zram", BASE, &["swap.0.device=zram", "zram.compressor=\"zstd\"", "content.zero_fraction=0.1", "content.model=\"two-point\"", "content.ratio=3.0", "content.ratio2=1.0", "content.ratio2_fraction=0.2", "task.0.phase.0.pattern=random"]);
 
     profile_2_6_28 => check_golden("profile-2.6.28", BASE, &["kernel.profile=\"2.6.28\"", "task.0.phase.0.pattern=zipf", "task.0.phase.0.zipf_theta=0.6"]);
     profile_3_14 => check_golden("profile-3.14", BASE, &["kernel.profile=\"3.14\"", "task.0.phase.0.pattern=zipf", "task.0.phase.0.zipf_theta=0.6"]);

@@ -349,3 +349,62 @@ fn histogram_content_reads_a_file() {
     assert!(e.to_string().contains("h.txt:1"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+// ---------------------------------------------------------------- zram (swap/zram.rs)
+
+fn zram_stats(res: &SimResult) -> swaplab_core::swap::zram::ZramStats {
+    res.devices[0].zram.expect("a zram device reports its mm_stat")
+}
+
+fn compression_ns(res: &SimResult) -> u64 {
+    use swaplab_core::stats::CpuCategory;
+    res.kswapd_cpu_by_category.get(CpuCategory::Compression) + res.direct_reclaim_cpu_by_category.get(CpuCategory::Compression)
+}
+
+#[test]
+fn zram_zero_pages_take_no_memory_and_no_compression() {
+    let run = |zero: &str| audited(BASE, &["swap.0.device=zram", &format!("content.zero_fraction={zero}"), "task.0.phase.0.pattern=random"]).0;
+    let (none, half, all) = (run("0.0"), run("0.5"), run("1.0"));
+    let (a, b, c) = (zram_stats(&none), zram_stats(&half), zram_stats(&all));
+    assert!(a.mem_used_max > 0 && c.mem_used_max == 0, "{a:?} {c:?}");
+    // Half the pages zero: about half the pool.
+    let share = b.mem_used_max as f64 / a.mem_used_max as f64;
+    assert!((0.35..0.7).contains(&share), "pool with half the pages zero: {share} of the full one");
+    // Only the zero check (200 ns a page) where nothing compresses; lzo's 5.9 us otherwise.
+    let writes = v(&all, "pswpout");
+    assert!(compression_ns(&all) <= writes * 400, "{} ns for {writes} zero pages", compression_ns(&all));
+    assert!(compression_ns(&none) > v(&none, "pswpout") * 5_000);
+    // The pool's frames came out of the machine's memory: more allocations than without it.
+    assert!(v(&none, "pgalloc_normal") > v(&all, "pgalloc_normal"));
+}
+
+#[test]
+fn zram_compressor_and_content_decide_its_size_and_cost() {
+    let run = |extra: &[&str]| audited(BASE, &refs(&with(&["swap.0.device=zram", "task.0.phase.0.pattern=random"], extra))).0;
+    let lzo = run(&[]);
+    let lz4 = run(&["zram.compressor=\"lz4\""]);
+    // Same pages, so about the same pool (the timing, and so which pages are out at once,
+    // differs with the compressor's speed); lz4 decompresses ~5x faster than lzo.
+    let (a, b) = (zram_stats(&lzo).mem_used_max as f64, zram_stats(&lz4).mem_used_max as f64);
+    assert!((a / b - 1.0).abs() < 0.05, "lzo pool {a}, lz4 pool {b}");
+    assert!(compression_ns(&lz4) < compression_ns(&lzo));
+    // A fifth that does not compress is stored whole (huge pages) and makes the pool larger.
+    let mixed = run(&["content.model=\"two-point\"", "content.ratio2=1.0", "content.ratio2_fraction=0.2"]);
+    assert!(zram_stats(&mixed).mem_used_max > zram_stats(&lzo).mem_used_max);
+}
+
+#[test]
+fn zram_zswap_and_frontswap_compare_on_one_workload() {
+    // One workload, one content model: zram's pool and zswap's (unlimited, in front of NVMe)
+    // hold the same pages in zsmalloc, so at their largest they are about the same size; a
+    // frontswap with room for everything keeps every page whole, in the hypervisor.
+    let content = ["content.zero_fraction=0.1", "content.model=\"two-point\"", "content.ratio=3.0", "content.ratio2=1.0", "content.ratio2_fraction=0.2", "task.0.phase.0.pattern=random"];
+    let zram = audited(BASE, &refs(&with(&content, &["swap.0.device=zram"]))).0;
+    let zswap = audited(BASE, &refs(&with(&content, &["zswap.enabled=true", "zswap.max_pool_percent=100", "zswap.store_incompressible=true"]))).0;
+    let front = audited(BASE, &refs(&with(&content, &["frontswap.capacity=\"64MiB\""]))).0;
+    let zram_pool = zram_stats(&zram).mem_used_max as f64 / 4096.0;
+    let zswap_pool = zswap.store.as_ref().unwrap().pool_pages_max as f64;
+    assert!((zram_pool / zswap_pool - 1.0).abs() < 0.15, "zram pool {zram_pool} pages, zswap pool {zswap_pool}");
+    assert_eq!(v(&zswap, "pswpout"), 0);
+    assert!(v(&front, "pswpout") == 0 && front.store.as_ref().unwrap().pool_pages_max == 0);
+}

@@ -175,6 +175,10 @@ def setup(journal: Journal, resolved: Dict[str, Any], backend: str, workdir: str
         elif kind == "zram":
             dev, hot = _free_zram(journal)
             name = os.path.basename(dev)
+            # The workload's compressor (swap/zram.rs), set before disksize as zram requires;
+            # the device is reset after the run, which gives it the kernel's default back.
+            want = (resolved.get("zram") or {}).get("compressor", "lzo")
+            _set_comp_algorithm(name, want)
             with open(f"/sys/block/{name}/disksize", "w") as f:
                 f.write(str(size))
             comp = read(f"/sys/block/{name}/comp_algorithm")
@@ -188,6 +192,15 @@ def setup(journal: Journal, resolved: Dict[str, Any], backend: str, workdir: str
         else:
             raise PreconditionError(f"unknown swap backend {kind!r} (expected one of {', '.join(BACKENDS)})")
     return devices
+
+
+def _set_comp_algorithm(name: str, algo: str) -> None:
+    path = f"/sys/block/{name}/comp_algorithm"
+    offered = read(path).replace("[", " ").replace("]", " ").split()
+    if algo not in offered:
+        raise PreconditionError(f"zram compressor {algo!r} is not available on this host (it offers: {', '.join(offered)})")
+    with open(path, "w") as f:
+        f.write(algo)
 
 
 def _free_zram(journal: Journal):

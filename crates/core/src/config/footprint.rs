@@ -16,6 +16,11 @@ pub const BYTES_PER_FRAME: u64 = 24 + 4;
 pub const BYTES_PER_ANON_PAGE: u64 = 8;
 pub const BYTES_PER_SHARED_PAGE: u64 = 16;
 pub const BYTES_PER_SWAP_SLOT: u64 = 1 + 4 + 4;
+/// With a content model, each slot also remembers its page's key (swap/mod.rs `page_key`).
+pub const BYTES_PER_KEYED_SLOT: u64 = 8;
+/// A zram device's slot: what it holds (swap/zram.rs `Slot`: a zsmalloc handle and a length;
+/// `swap::zram::SLOT_BYTES`).
+pub const BYTES_PER_ZRAM_SLOT: u64 = crate::swap::zram::SLOT_BYTES;
 /// Everything that does not grow with the sizes: 64 MiB.
 pub const FIXED_BYTES: u64 = 64 << 20;
 
@@ -35,7 +40,10 @@ pub fn model_bytes(r: &Resolved) -> (u64, &'static str) {
             .fold(0u64, u64::saturating_add);
         mapped = mapped.saturating_add(per_instance.saturating_mul(t.instances as u64));
     }
-    let swap = r.swap_devices.iter().map(|s| s.size.pages().saturating_mul(BYTES_PER_SWAP_SLOT)).fold(0u64, u64::saturating_add);
+    let per_slot = |s: &crate::config::ResolvedSwap| {
+        BYTES_PER_SWAP_SLOT + if cfg.content.is_some() { BYTES_PER_KEYED_SLOT } else { 0 } + if s.params.compressed { BYTES_PER_ZRAM_SLOT } else { 0 }
+    };
+    let swap = r.swap_devices.iter().map(|s| s.size.pages().saturating_mul(per_slot(s))).fold(0u64, u64::saturating_add);
     let total = frames.saturating_add(mapped).saturating_add(swap).saturating_add(FIXED_BYTES);
     let key = if frames >= mapped && frames >= swap {
         "machine.ram"

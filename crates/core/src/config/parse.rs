@@ -16,10 +16,18 @@ pub fn load(text: &str, file: &str, overrides: &[String]) -> Result<Resolved, Co
     apply_calibrated_costs(&mut cfg, &rewritten, &located)?;
     let had_content = cfg.content.is_some();
     let mut content = cfg.content.take().unwrap_or_default();
-    stores::resolve(&cfg.zswap, &mut cfg.frontswap, &mut content, file, &located)?;
-    // Embedded in results only where it matters, so runs without a store keep their config.
-    cfg.content = (had_content || stores::store_name(&cfg.zswap, &cfg.frontswap) != "none").then_some(content);
-    let resolved = resolve::resolve(cfg, &located)?;
+    stores::resolve(&cfg.zswap, &mut cfg.frontswap, &cfg.zram, &mut content, file, &located)?;
+    // Embedded in results only where it matters, so runs without a store or a compressing
+    // device keep their config.
+    let keep = had_content || stores::store_name(&cfg.zswap, &cfg.frontswap) != "none";
+    cfg.content = Some(content);
+    let mut resolved = resolve::resolve(cfg, &located)?;
+    if !keep && !resolved.swap_devices.iter().any(|s| s.params.compressed) {
+        resolved.config.content = None;
+    }
+    if resolved.swap_devices.iter().any(|s| s.params.compressed) && resolved.config.zram.is_none() {
+        resolved.config.zram = Some(stores::ZramSpec::default());
+    }
     footprint::check(&resolved, footprint::available_bytes()).map_err(|(key, message)| located(key, message))?;
     Ok(resolved)
 }

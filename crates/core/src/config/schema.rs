@@ -44,6 +44,9 @@ pub struct Config {
     pub zswap: Option<stores::ZswapSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frontswap: Option<stores::FrontswapSpec>,
+    /// The compressor of every zram swap device (`/sys/block/zramN/comp_algorithm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zram: Option<stores::ZramSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<stores::ContentSpec>,
 }

@@ -69,6 +69,28 @@ pub struct ZswapSpec {
     pub decompress_ns: Option<u64>,
 }
 
+/// `[zram]`: how zram swap devices (the `zram` preset, `compressed = true`) compress. Their
+/// pages are drawn from `[content]` like zswap's (swap/zram.rs).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZramSpec {
+    /// `comp_algorithm`: lzo (this model's figure also for lzo-rle, the default since 5.1:
+    /// the same LZO coder with run-length encoding of zero runs), lz4, zstd.
+    #[serde(default = "default_compressor")]
+    pub compressor: String,
+    /// Override the compressor's per-page CPU costs (ns); see `swap/store/zswap/compressor.rs`.
+    #[serde(default)]
+    pub compress_ns: Option<u64>,
+    #[serde(default)]
+    pub decompress_ns: Option<u64>,
+}
+
+impl Default for ZramSpec {
+    fn default() -> ZramSpec {
+        ZramSpec { compressor: default_compressor(), compress_ns: None, decompress_ns: None }
+    }
+}
+
 fn default_fixed() -> String {
     "fixed".into()
 }
@@ -167,10 +189,16 @@ pub fn store_name(zswap: &Option<ZswapSpec>, frontswap: &Option<FrontswapSpec>) 
 pub fn resolve(
     zswap: &Option<ZswapSpec>,
     frontswap: &mut Option<FrontswapSpec>,
+    zram: &Option<ZramSpec>,
     content: &mut ContentSpec,
     file: &str,
     at: &dyn Fn(&str, String) -> ConfigError,
 ) -> Result<(), ConfigError> {
+    if let Some(z) = zram {
+        if !COMPRESSORS.contains(&z.compressor.as_str()) {
+            return Err(at("zram.compressor", format!("unknown compressor {:?} (expected one of {})", z.compressor, COMPRESSORS.join(", "))));
+        }
+    }
     if let Some(z) = zswap {
         if !COMPRESSORS.contains(&z.compressor.as_str()) {
             return Err(at("zswap.compressor", format!("unknown compressor {:?} (expected one of {})", z.compressor, COMPRESSORS.join(", "))));

@@ -26,7 +26,7 @@ impl Sim {
                 e(format!("free frame {f} has flags {:#x}", self.mem.frames[f as usize].flags));
             }
         }
-        let uncharged_pool = if self.mem.pool_charged { 0 } else { self.swap.pool_frames.len() };
+        let uncharged_pool = if self.mem.pool_charged { 0 } else { self.swap.pool_frames.len() } + self.swap.zram_frames.len();
         if self.mem.memcg_limit.is_some() && self.mem.charged != (inuse - uncharged_pool) as u64 {
             e(format!("memcg charge {} != pages in use {inuse} less {uncharged_pool} uncharged pool pages", self.mem.charged));
         }
@@ -176,6 +176,13 @@ impl Sim {
             }
         }
         for err in store.check() {
+            e(err);
+        }
+        // zram: its pools are exactly the frames held for them; its slots, pool and counters agree.
+        if self.swap.zram_frames.len() as u64 != self.swap.zram_pool_pages() {
+            e(format!("zram pools have {} pages but {} frames are held for them", self.swap.zram_pool_pages(), self.swap.zram_frames.len()));
+        }
+        for err in self.swap.areas.iter().filter_map(|a| a.zram.as_ref()).flat_map(|z| z.check()) {
             e(err);
         }
         if store.name() == "none" {

@@ -174,9 +174,26 @@ impl Sim {
         let mut cpu = 0;
         for (req, frames) in plug.requests {
             let pages = req.pages as u64;
-            let device = self.device_mut(dev);
-            cpu += device.block_layer_cpu_ns() + device.sync_cpu_ns(pages, req.write);
-            device.sync_io(req);
+            match dev {
+                DevRef::Swap(d) if self.swap.areas[d].zram.is_some() => {
+                    for i in 0..pages {
+                        // A write that finds no memory for its pool fails as an I/O error:
+                        // the folio is redirtied (below it is then kept, not freed).
+                        match self.zram_io(d, (req.start + i) as u32, req.write) {
+                            Ok(ns) => cpu += ns,
+                            Err(ns) => {
+                                cpu += ns;
+                                self.mem.frames[frames[i as usize] as usize].flags |= PG_DIRTY;
+                            }
+                        }
+                    }
+                }
+                _ => {
+                    let device = self.device_mut(dev);
+                    cpu += device.block_layer_cpu_ns() + device.sync_cpu_ns(pages, req.write);
+                    device.sync_io(req);
+                }
+            }
             if req.write {
                 self.stats.vm.pgpgout += pages * PAGE_KB;
                 self.io.wb_completed += frames.len() as u64;

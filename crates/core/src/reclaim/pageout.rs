@@ -206,7 +206,7 @@ impl Sim {
             self.mem.frames[f as usize].flags &= !PG_DIRTY;
             let out = self.swap_writepage(f, &mut batch.swap);
             match out {
-                WriteOutcome::Done { cpu } => batch.cost.add(&cpu),
+                WriteOutcome::Done { cpu } | WriteOutcome::Failed { cpu } => batch.cost.add(&cpu),
                 WriteOutcome::Queued { cpu } => {
                     batch.cost.add(&cpu);
                     sc.nr_writeback += 1;

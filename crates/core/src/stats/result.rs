@@ -128,6 +128,9 @@ pub struct DeviceResult {
     pub pages_read: u64,
     pub pages_written: u64,
     pub busy_ns: u64,
+    /// A zram device's `mm_stat` (and `failed_writes`) at the end of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub zram: Option<crate::swap::zram::ZramStats>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -29,6 +29,9 @@ pub enum WriteOutcome {
     /// Under writeback: the request is in the plug; the folio is kept until it completes.
     /// `cpu` is what a store that refused the page cost.
     Queued { cpu: CpuCost },
+    /// The device could not take the page (a zram pool that got no memory): the folio is
+    /// dirty again and stays, as after a write error (`end_swap_bio_write`).
+    Failed { cpu: CpuCost },
 }
 
 /// One batch's plugs, one per swap area (`blk_start_plug` .. `blk_finish_plug`).
@@ -76,9 +79,10 @@ impl Sim {
         StoreCtx { now: self.now, free_frames: self.mem.nr_free(), page_key: 0 }
     }
 
-    /// Hold exactly the frames the store's pool occupies: take the missing ones from the free
-    /// list (the store grew only within `StoreCtx::free_frames`), give back the surplus. On a
-    /// cgroup v1 memory cgroup the pool's frames are not charged to it (`Memory::pool_charged`).
+    /// Hold exactly the frames the store's pool and the zram devices' pools occupy: take the
+    /// missing ones from the free list (they grew only within the free frames they were told
+    /// of), give back the surplus. On a cgroup v1 memory cgroup the store's frames are not
+    /// charged to it (`Memory::pool_charged`); zram's never are.
     pub(crate) fn sync_pool_frames(&mut self) {
         let want = self.swap.store.pool_pages() as usize;
         let uncharged = !self.mem.pool_charged as u64;
@@ -93,6 +97,30 @@ impl Sim {
             self.mem.charged += uncharged;
             self.free_frame(f);
         }
+        let want = self.swap.zram_pool_pages() as usize;
+        while self.swap.zram_frames.len() < want {
+            let f = self.take_frame();
+            self.mem.charged -= 1;
+            self.swap.zram_frames.push(f);
+        }
+        while self.swap.zram_frames.len() > want {
+            let f = self.swap.zram_frames.pop().expect("len > want >= 0");
+            self.mem.charged += 1;
+            self.free_frame(f);
+        }
+    }
+
+    /// One page to or from zram area `dev`'s `slot` in the caller's context: the CPU it took,
+    /// or the failure of a write whose pool got no memory.
+    pub(crate) fn zram_io(&mut self, dev: usize, slot: u32, write: bool) -> Result<u64, u64> {
+        let free = self.mem.nr_free();
+        let area = &mut self.swap.areas[dev];
+        let key = area.page_key.get(slot as usize).copied().unwrap_or(0);
+        let z = area.zram.as_mut().expect("a zram area");
+        area.device.sync_io(Request { start: slot as u64, pages: 1, write });
+        let out = if write { z.write(slot, key, free).map_err(|e| e.cpu_ns) } else { Ok(z.read(slot)) };
+        self.sync_pool_frames();
+        out
     }
 
     /// `swap_writepage`: write out dirty swap-cache folio `f` (already marked clean).
@@ -110,6 +138,20 @@ impl Sim {
         };
         self.wake_store_writeback();
         self.stats.vm.pswpout += 1;
+        if self.swap.areas[dev].zram.is_some() {
+            return match self.zram_io(dev, slot, true) {
+                Ok(ns) => {
+                    self.stats.vm.pgpgout += PAGE_KB;
+                    cpu.charge(CpuCategory::Compression, ns);
+                    WriteOutcome::Done { cpu }
+                }
+                Err(ns) => {
+                    cpu.charge(CpuCategory::Compression, ns);
+                    self.mem.frames[f as usize].flags |= PG_DIRTY;
+                    WriteOutcome::Failed { cpu }
+                }
+            };
+        }
         let d = &mut self.swap.areas[dev].device;
         if d.params.synchronous {
             // SWP_SYNCHRONOUS_IO write: done in this context (§1.7).
@@ -156,10 +198,14 @@ impl Sim {
             self.sync_pool_frames();
             return cpu_ns;
         }
+        self.stats.vm.pswpin += 1;
+        if self.swap.areas[dev].zram.is_some() {
+            self.stats.vm.pgpgin += PAGE_KB;
+            return self.zram_io(dev, slot, false).expect("reads do not fail");
+        }
         let d = &mut self.swap.areas[dev].device;
         let cpu_ns = d.sync_cpu_ns(1, false) + d.block_layer_cpu_ns();
         d.sync_io(Request { start: slot as u64, pages: 1, write: false });
-        self.stats.vm.pswpin += 1;
         self.stats.vm.pgpgin += PAGE_KB;
         cpu_ns
     }

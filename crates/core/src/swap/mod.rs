@@ -13,6 +13,7 @@ pub mod io;
 pub mod readahead;
 pub mod scan_map;
 pub mod store;
+pub mod zram;
 
 use crate::config::{Profile, Resolved};
 use crate::device::{Device, DEVICE_STREAM};
@@ -43,6 +44,8 @@ pub struct SwapSystem {
     pub writeback_worker: Option<u32>,
     /// The most frames the pool held at once.
     pub pool_frames_max: u64,
+    /// The frames zram devices' pools hold (charged to no memory cgroup).
+    pub zram_frames: Vec<u32>,
 }
 
 impl SwapSystem {
@@ -63,6 +66,9 @@ impl SwapSystem {
                 if c.content.is_some() {
                     area.page_key = vec![0; slots as usize];
                 }
+                if s.params.compressed {
+                    area.zram = Some(zram::Zram::new(cfg, slots));
+                }
                 area
             })
             .collect();
@@ -70,7 +76,7 @@ impl SwapSystem {
         order.sort_by_key(|&i| (Reverse(areas[i].priority), i));
         let any_rotational = areas.iter().any(|s| s.rotational());
         let ra_name = crate::engine::resolve_readahead(&c.kernel.readahead, profile, c.kernel.vma_ra_enabled, any_rotational);
-        SwapSystem { areas, order, ra: readahead::build(&ra_name), ra_name, cache_bypass: profile >= Profile::V4_14, store: store::build(cfg), pool_frames: Vec::new(), writeback_worker: None, pool_frames_max: 0 }
+        SwapSystem { areas, order, ra: readahead::build(&ra_name), ra_name, cache_bypass: profile >= Profile::V4_14, store: store::build(cfg), pool_frames: Vec::new(), writeback_worker: None, pool_frames_max: 0, zram_frames: Vec::new() }
     }
 
     /// Free swap slots on all areas (`get_nr_swap_pages`).
@@ -84,14 +90,23 @@ impl SwapSystem {
     }
 
     /// Slots in use on all areas.
+    /// Pages all zram devices' pools occupy.
+    pub fn zram_pool_pages(&self) -> u64 {
+        self.areas.iter().filter_map(|a| a.zram.as_ref()).map(|z| z.pool_pages()).sum()
+    }
+
     pub fn used_pages(&self) -> u64 {
         self.areas.iter().map(|s| s.inuse).sum()
     }
 
     /// A slot's last reference went (`swap_range_free`): the fronting store forgets the page
-    /// (`invalidate_page`), the area takes the slot back.
+    /// (`invalidate_page`), a zram device frees it (`swap_slot_free_notify`), the area takes
+    /// the slot back.
     pub fn free_slot(&mut self, dev: usize, slot: u32) {
         self.store.invalidate_page(dev, slot);
+        if let Some(z) = self.areas[dev].zram.as_mut() {
+            z.free(slot);
+        }
         self.areas[dev].release(slot);
     }
 }
@@ -141,6 +156,8 @@ pub struct SwapArea {
     /// The pre-6.11 allocator's cursor, hints, per-CPU clusters and slots caches.
     scan: ScanState,
     pub device: Device,
+    /// A zram device's compressed store (swap/zram.rs); None for every other device.
+    pub zram: Option<zram::Zram>,
 }
 
 impl SwapArea {
@@ -175,6 +192,7 @@ impl SwapArea {
             era: AllocEra::Clusters,
             scan: ScanState::new(slots, cpus),
             device,
+            zram: None,
         }
     }
 

@@ -32,6 +32,7 @@ pub enum PageContent {
     Compressed(u32),
 }
 
+#[derive(Clone, Debug)]
 pub struct ContentModel {
     zero_fraction: f64,
     sizes: Sizes,
@@ -51,6 +52,7 @@ pub fn page_key(mapping_key: u64, index: u64) -> u64 {
     crate::rng::splitmix64(&mut s)
 }
 
+#[derive(Clone, Debug)]
 enum Sizes {
     Fixed(u32),
     TwoPoint { first: u32, second: u32, second_fraction: f64 },

@@ -56,6 +56,7 @@ pub enum AllocError {
     NoPages(u32),
 }
 
+#[derive(Clone, Debug)]
 pub struct ZsPool {
     classes: Vec<Class>,
     /// Size class index (by `get_size_class_index`) -> merged class.
