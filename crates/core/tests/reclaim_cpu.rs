@@ -27,7 +27,7 @@ fn per_page_categories_match_what_reclaim_did_on_zram() {
         use swaplab_core::swap::store::zswap::compressor::{cost, STORE_OVERHEAD_NS, ZERO_CHECK_NS};
         let per_page = ZERO_CHECK_NS + cost("lzo").compress_ns + STORE_OVERHEAD_NS;
         assert_eq!(both(&res).get(Cat::Compression), v(&res, "pswpout") * per_page, "{policy}");
-        assert_eq!(both(&res).get(Cat::BlockLayer), 0, "{policy}: zram bypasses the block layer");
+        assert_eq!(both(&res).block_layer(), 0, "{policy}: zram bypasses the block layer");
         // Every reclaimed page is freed once, by whoever reclaimed it.
         assert_eq!(k.get(Cat::FreePage), v(&res, "pgsteal_kswapd") * costs.free_page_ns, "{policy}");
         assert_eq!(d.get(Cat::FreePage), v(&res, "pgsteal_direct") * costs.free_page_ns, "{policy}");
@@ -48,7 +48,16 @@ fn a_block_device_charges_submissions_to_the_block_layer() {
     let res = run_checked(BASE, &["kernel.reclaim=\"mglru\""]);
     let c = both(&res);
     assert!(v(&res, "pswpout") > 0);
-    assert!(c.get(Cat::BlockLayer) > 0, "NVMe swap-out goes through submit_bio");
+    // NVMe swap-out goes through every stage of the block layer, each request paying the
+    // preset's stage costs: the stages stand in the preset's proportions.
+    let p = swaplab_core::device::DeviceParams::preset("nvme").unwrap();
+    let stages = swaplab_core::device::blk::stage_ns(&p);
+    let per_request: u64 = stages.iter().sum();
+    assert!(c.block_layer() > 0 && c.block_layer() % per_request == 0, "{} ns", c.block_layer());
+    let requests = c.block_layer() / per_request;
+    for (cat, ns) in Cat::BLOCK_STAGES.into_iter().zip(stages) {
+        assert_eq!(c.get(cat), requests * ns, "{}", cat.name());
+    }
     assert_eq!(c.get(Cat::Compression), 0, "nothing compresses without zram or a store");
     // The JSON carries every category under its name.
     let json: serde_json::Value = serde_json::from_str(&res.to_json()).unwrap();

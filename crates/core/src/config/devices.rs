@@ -50,10 +50,33 @@ const OPTIONAL: [(&str, &str); 6] = [
     ("read_access_sequential_writing", "table"),
 ];
 
+/// The single per-request block-layer figure of preset files written before the block layer
+/// had stages (device/blk.rs).
+const LEGACY_BLOCK_LAYER: &str = "block_layer_cpu_ns";
+
+/// A legacy total spread over the stages in the proportions the table has (its base preset's),
+/// the remainder to the last stage, so that the stages sum to it exactly.
+fn spread_block_layer(table: &mut toml::Table, v: &toml::Value) -> Result<(), String> {
+    let total = v.as_integer().filter(|&t| t >= 0).ok_or_else(|| format!("expected a non-negative integer, got {v}"))?;
+    let base: Vec<i64> = crate::device::blk::STAGE_PARAMS.iter().map(|k| table.get(*k).and_then(|x| x.as_integer()).unwrap_or(0)).collect();
+    let sum: i64 = base.iter().sum();
+    let mut left = total;
+    for (i, k) in crate::device::blk::STAGE_PARAMS.iter().enumerate() {
+        let share = if i + 1 == base.len() { left } else if sum == 0 { 0 } else { total * base[i] / sum };
+        left -= share;
+        table.insert(k.to_string(), toml::Value::Integer(share));
+    }
+    Ok(())
+}
+
 /// Set `fields` onto a device's parameter table, each checked alone so that an error names
 /// its field: (field, what is wrong).
 fn overlay(table: &mut toml::Table, fields: &toml::Table) -> Result<(), (String, String)> {
     for (k, v) in fields {
+        if k == LEGACY_BLOCK_LAYER {
+            spread_block_layer(table, v).map_err(|m| (k.clone(), m))?;
+            continue;
+        }
         if let Some(&(_, want)) = OPTIONAL.iter().find(|(name, _)| name == k) {
             // Optional (absent from a serialized preset that does not set it).
             if v.type_str() != want {
@@ -75,3 +98,18 @@ fn overlay(table: &mut toml::Table, fields: &toml::Table) -> Result<(), (String,
     Ok(())
 }
 
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_legacy_block_layer_total_is_spread_over_the_stages() {
+        let mut o = toml::Table::new();
+        o.insert("block_layer_cpu_ns".into(), toml::Value::Integer(3_001));
+        let p = super::device_with_overrides("sata-ssd", &o).unwrap();
+        assert_eq!(crate::device::blk::request_cost(&p).total(), 3_001);
+        // sata-ssd's dispatch is 500 of its 2000: a quarter.
+        assert_eq!(p.dispatch_ns, 750);
+        o.insert("block_layer_cpu_ns".into(), toml::Value::Integer(-1));
+        assert!(super::device_with_overrides("sata-ssd", &o).is_err());
+    }
+}

@@ -14,10 +14,11 @@
 //! passed; "cfq" (device/cfq.rs, the 2.6.28 and 3.x profiles' default for disks) keeps one
 //! queue per process for reads and a shared one for writes and serves them in time slices.
 //! Contiguous pages submitted together are merged into one request by [`Plug`], as the block
-//! layer's plug does, up to `max_request_pages`. The submitter pays `block_layer_cpu_ns` per
-//! request. Synchronous devices (zram, brd) have no queue: the caller does the copy or
+//! layer's plug does, up to `max_request_pages`. The submitter pays the block layer's five
+//! stages per request (`blk.rs`). Synchronous devices (zram, brd) have no queue: the caller does the copy or
 //! (de)compression in its own context (kernel-algorithms.md §1.7, §6.3).
 
+pub mod blk;
 pub mod cfq;
 pub mod deadline;
 pub mod params;
@@ -261,14 +262,15 @@ impl Device {
         }
     }
 
-    /// The submitter's CPU for one request through the block layer (0 for a device that
-    /// bypasses it, like zram).
+    /// The submitter's CPU for one request through the block layer, by stage (nothing for a
+    /// device that bypasses it, like zram).
+    pub fn block_layer_cost(&self) -> crate::stats::CpuCost {
+        blk::request_cost(&self.params)
+    }
+
+    /// The same, all stages together.
     pub fn block_layer_cpu_ns(&self) -> u64 {
-        if self.params.block_layer {
-            self.params.block_layer_cpu_ns
-        } else {
-            0
-        }
+        self.block_layer_cost().total()
     }
 
     /// CPU the caller spends on a synchronous transfer of `pages` (zram, brd).
@@ -278,10 +280,11 @@ impl Device {
     }
 
     /// What a synchronous transfer's CPU is: a RAM device that bypasses the block layer (zram)
-    /// compresses in the caller; one behind it (brd, pmem) copies inside `submit_bio`.
+    /// compresses in the caller; one behind it (brd, pmem) copies inside `submit_bio`, in its
+    /// `make_request`: the block layer's dispatch to the driver.
     pub fn sync_cpu_category(&self) -> CpuCategory {
         if self.params.block_layer {
-            CpuCategory::BlockLayer
+            CpuCategory::BlkDispatch
         } else {
             CpuCategory::Compression
         }

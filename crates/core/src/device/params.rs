@@ -22,8 +22,8 @@ pub struct DeviceParams {
     /// `SWP_SYNCHRONOUS_IO` (zram, brd, pmem): the I/O runs in the caller's context; swap-in of
     /// a page with one reference bypasses the swap cache and readahead (§1.7).
     pub synchronous: bool,
-    /// Requests go through the block layer (bio allocation, plug, merge, completion IRQ), which
-    /// costs `block_layer_cpu_ns` of the submitter's CPU per request. zram skips it.
+    /// Requests go through the block layer, paying its five stages' costs (`bio_alloc_ns` ..
+    /// `completion_ns`, device/blk.rs) of the submitter's CPU per request. zram skips it.
     pub block_layer: bool,
     /// zram: the device compresses each page into RAM taken from the machine's frames (a
     /// zsmalloc pool, swap/zram.rs), with `[zram]`'s compressor and `[content]`'s pages; its
@@ -68,9 +68,18 @@ pub struct DeviceParams {
     /// Rotational only: average rotational delay (half a revolution) paid by a request that
     /// is not contiguous with the previous one.
     pub rotational_latency_ns: u64,
-    /// CPU time the submitting task spends per request in the block layer (bio alloc,
-    /// submit_bio, plug flush, completion handling).
-    pub block_layer_cpu_ns: u64,
+    /// The block layer's CPU per request, stage by stage (device/blk.rs has what each stage
+    /// is and where the figures come from). Stage 1: allocating and filling the bio.
+    pub bio_alloc_ns: u64,
+    /// Stage 2: `submit_bio` into the plug, and the merge attempts there.
+    pub plug_merge_ns: u64,
+    /// Stage 3: allocating the request and its tag (0 for a bio-based driver such as brd).
+    pub request_alloc_ns: u64,
+    /// Stage 4: dispatch through the I/O scheduler to the driver (0 for brd: its copy,
+    /// `sync_*_cpu_ns`, is its dispatch).
+    pub dispatch_ns: u64,
+    /// Stage 5: the completion interrupt and block softirq (for brd, `bio_endio` inline).
+    pub completion_ns: u64,
     /// Synchronous devices: CPU time per page read in the caller (decompress / memcpy).
     pub sync_read_cpu_ns: u64,
     /// Synchronous devices: CPU time per page written in the caller (compress / memcpy).
@@ -131,7 +140,11 @@ impl DeviceParams {
                 seek_min_ns: 1_000_000,
                 seek_full_ns: 17_000_000,
                 rotational_latency_ns: 4_160_000,
-                block_layer_cpu_ns: 2_000,
+                bio_alloc_ns: 300,
+                plug_merge_ns: 300,
+                request_alloc_ns: 400,
+                dispatch_ns: 500,
+                completion_ns: 500,
                 sync_read_cpu_ns: 0,
                 sync_write_cpu_ns: 0,
                 scheduler: "deadline".into(),
@@ -165,7 +178,11 @@ impl DeviceParams {
                 seek_min_ns: 0,
                 seek_full_ns: 0,
                 rotational_latency_ns: 0,
-                block_layer_cpu_ns: 2_000,
+                bio_alloc_ns: 300,
+                plug_merge_ns: 300,
+                request_alloc_ns: 400,
+                dispatch_ns: 500,
+                completion_ns: 500,
                 sync_read_cpu_ns: 0,
                 sync_write_cpu_ns: 0,
                 scheduler: "deadline".into(),
@@ -198,7 +215,11 @@ impl DeviceParams {
                 seek_min_ns: 0,
                 seek_full_ns: 0,
                 rotational_latency_ns: 0,
-                block_layer_cpu_ns: 1_500,
+                bio_alloc_ns: 300,
+                plug_merge_ns: 200,
+                request_alloc_ns: 300,
+                dispatch_ns: 300,
+                completion_ns: 400,
                 sync_read_cpu_ns: 0,
                 sync_write_cpu_ns: 0,
                 scheduler: "none".into(),
@@ -231,7 +252,11 @@ impl DeviceParams {
                 seek_min_ns: 0,
                 seek_full_ns: 0,
                 rotational_latency_ns: 0,
-                block_layer_cpu_ns: 1_500,
+                bio_alloc_ns: 500,
+                plug_merge_ns: 500,
+                request_alloc_ns: 0,
+                dispatch_ns: 0,
+                completion_ns: 500,
                 sync_read_cpu_ns: 500,
                 sync_write_cpu_ns: 500,
                 scheduler: "none".into(),
@@ -264,7 +289,11 @@ impl DeviceParams {
                 seek_min_ns: 0,
                 seek_full_ns: 0,
                 rotational_latency_ns: 0,
-                block_layer_cpu_ns: 0,
+                bio_alloc_ns: 0,
+                plug_merge_ns: 0,
+                request_alloc_ns: 0,
+                dispatch_ns: 0,
+                completion_ns: 0,
                 sync_read_cpu_ns: 0,
                 sync_write_cpu_ns: 0,
                 scheduler: "none".into(),

@@ -233,7 +233,7 @@ impl Sim {
         let mut plugs = SwapPlugs::for_task(self.swap.areas.len(), tid);
         let store_cpu = self.swapin_readahead(tid, cpu, v, (dev, slot), target, fault_vpn, shmem, &mut plugs);
         let at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns + store_cpu;
-        let cpu_ns = plugs.submit(self, at);
+        let cpu_ns = plugs.submit(self, at).total();
         self.tasks[tid as usize].clock = at + cpu_ns;
         self.tasks[tid as usize].fault_was_major = true;
         if !self.mem.frames[target as usize].has(PG_LOCKED) {

@@ -6,6 +6,7 @@ use super::{Ev, Sim, TState};
 use crate::config::Resolved;
 use crate::device::{Device, Plug, Submitted, DEVICE_STREAM};
 use crate::rng::Rng;
+use crate::stats::{CpuCategory, CpuCost};
 use crate::mm::*;
 use std::collections::HashMap;
 
@@ -127,10 +128,16 @@ impl Sim {
 
     /// Submit a plug's requests to a device at `at`; returns the CPU the submitter spent.
     pub(crate) fn submit_plug(&mut self, dev: DevRef, plug: Plug, at: u64) -> u64 {
+        self.submit_plug_by_category(dev, plug, at).total()
+    }
+
+    /// `submit_plug` with the submitter's CPU by category (the block layer's stages, brd's
+    /// copy, zram's compression).
+    pub(crate) fn submit_plug_by_category(&mut self, dev: DevRef, plug: Plug, at: u64) -> CpuCost {
         if self.device_mut(dev).params.synchronous {
             return self.submit_plug_sync(dev, plug);
         }
-        let mut cpu = 0;
+        let mut cost = CpuCost::default();
         let owner = plug.owner;
         for (req, frames) in plug.requests {
             let id = match self.io.free_ids.pop() {
@@ -149,8 +156,8 @@ impl Sim {
                 self.stats.vm.pgpgin += req.pages as u64 * PAGE_KB;
             }
             let device = self.device_mut(dev);
-            cpu += device.block_layer_cpu_ns();
-            match device.submit_for(at + cpu, req, id, owner) {
+            cost.add(&device.block_layer_cost());
+            match device.submit_for(at + cost.total(), req, id, owner) {
                 Submitted::Started(done) => self.push(done, Ev::IoDone(id)),
                 Submitted::Queued => {}
                 Submitted::Merged(into) => {
@@ -162,7 +169,7 @@ impl Sim {
             }
             self.note_submit_congestion(dev);
         }
-        cpu
+        cost
     }
 
     /// A synchronous device (brd, zram) serves a bio inside `submit_bio`: the driver copies
@@ -170,8 +177,8 @@ impl Sim {
     /// every era (brd's make_request did so long before SWP_SYNCHRONOUS_IO existed). So a
     /// swap-cache read from it is up to date when submission returns and nobody sleeps on it.
     /// Returns the submitter's CPU time.
-    fn submit_plug_sync(&mut self, dev: DevRef, plug: Plug) -> u64 {
-        let mut cpu = 0;
+    fn submit_plug_sync(&mut self, dev: DevRef, plug: Plug) -> CpuCost {
+        let mut cpu = CpuCost::default();
         for (req, frames) in plug.requests {
             let pages = req.pages as u64;
             match dev {
@@ -180,9 +187,9 @@ impl Sim {
                         // A write that finds no memory for its pool fails as an I/O error:
                         // the folio is redirtied (below it is then kept, not freed).
                         match self.zram_io(d, (req.start + i) as u32, req.write) {
-                            Ok(ns) => cpu += ns,
+                            Ok(ns) => cpu.charge(CpuCategory::Compression, ns),
                             Err(ns) => {
-                                cpu += ns;
+                                cpu.charge(CpuCategory::Compression, ns);
                                 self.mem.frames[frames[i as usize] as usize].flags |= PG_DIRTY;
                             }
                         }
@@ -190,7 +197,8 @@ impl Sim {
                 }
                 _ => {
                     let device = self.device_mut(dev);
-                    cpu += device.block_layer_cpu_ns() + device.sync_cpu_ns(pages, req.write);
+                    cpu.add(&device.block_layer_cost());
+                    cpu.charge(device.sync_cpu_category(), device.sync_cpu_ns(pages, req.write));
                     device.sync_io(req);
                 }
             }

@@ -226,16 +226,17 @@ impl Sim {
 
     /// Submit a batch's writes after its CPU time (`blk_finish_plug`), at the reclaimer's
     /// clock plus what the reclaim call has spent; all of it goes to `sc.cost`, the
-    /// submission as block-layer time.
+    /// submission by block-layer stage (device/blk.rs).
     fn submit_batch(&mut self, batch: Batch, sc: &mut ScanControl) {
         let reclaimer_clock = if sc.kswapd { self.tasks[self.kswapd as usize].clock } else { self.now };
         let at = reclaimer_clock + sc.cost.total() + batch.cost.total();
         let mut cpu = batch.swap.submit(self, at);
         if !batch.file.is_empty() {
-            cpu += self.submit_plug(DevRef::File, batch.file, at + cpu);
+            let c = self.submit_plug_by_category(DevRef::File, batch.file, at + cpu.total());
+            cpu.add(&c);
         }
         sc.cost.add(&batch.cost);
-        sc.cost.charge(Cat::BlockLayer, cpu);
+        sc.cost.add(&cpu);
     }
 
     /// `folio_check_references` (§3.10), per era: activate, keep, or reclaim (clean only).

@@ -20,8 +20,11 @@
 //! * Three costs are not in the list but are CPU that reclaim spends: swap slot
 //!   allocation (`folio_alloc_swap`), freeing (`__remove_mapping`, shadow store, free) and the
 //!   copy of a synchronous RAM device that does not compress (brd copies inside
-//!   `submit_bio`, so it is block-layer time). They are named categories too, so that the
-//!   categories add up to the whole.
+//!   `submit_bio`, in its `make_request`: the block layer's dispatch stage). They are named
+//!   categories too, so that the categories add up to the whole.
+//! * The block layer is five categories, one per stage a request goes through
+//!   (device/blk.rs): bio allocation, plug and merge, request allocation and tag, dispatch,
+//!   completion interrupt and softirq — each the device's named per-request cost.
 //! * Sleeping (congestion_wait, writeback throttling) is not CPU and is never charged here.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -45,12 +48,21 @@ pub enum CpuCategory {
     FreePage,
     /// Compressing a page: zram's write, zswap's store.
     Compression,
-    /// Block-layer submission (`submit_bio`, request allocation, plugging; brd's copy).
-    BlockLayer,
+    /// Block layer, stage 1: `bio_alloc` and filling the bio (`get_swap_bio`).
+    BlkBioAlloc,
+    /// Stage 2: `submit_bio` into the task's plug and the merge attempts there.
+    BlkPlugMerge,
+    /// Stage 3: request allocation and its tag (`blk_mq_get_request` / `get_request`).
+    BlkRequestAlloc,
+    /// Stage 4: dispatch through the I/O scheduler to the driver (`queue_rq`); brd's copy.
+    BlkDispatch,
+    /// Stage 5: the completion interrupt and block softirq (`blk_mq_complete_request`,
+    /// `bio_endio`, `end_swap_bio_*`).
+    BlkCompletion,
 }
 
 impl CpuCategory {
-    pub const ALL: [CpuCategory; 9] = [
+    pub const ALL: [CpuCategory; 13] = [
         CpuCategory::RmapWalk,
         CpuCategory::PageTableWalk,
         CpuCategory::BloomFilter,
@@ -59,8 +71,16 @@ impl CpuCategory {
         CpuCategory::SwapAlloc,
         CpuCategory::FreePage,
         CpuCategory::Compression,
-        CpuCategory::BlockLayer,
+        CpuCategory::BlkBioAlloc,
+        CpuCategory::BlkPlugMerge,
+        CpuCategory::BlkRequestAlloc,
+        CpuCategory::BlkDispatch,
+        CpuCategory::BlkCompletion,
     ];
+
+    /// The block layer's stages, in the order a request goes through them.
+    pub const BLOCK_STAGES: [CpuCategory; 5] =
+        [CpuCategory::BlkBioAlloc, CpuCategory::BlkPlugMerge, CpuCategory::BlkRequestAlloc, CpuCategory::BlkDispatch, CpuCategory::BlkCompletion];
 
     /// The key in the result JSON and the row in the table.
     pub fn name(self) -> &'static str {
@@ -73,7 +93,11 @@ impl CpuCategory {
             CpuCategory::SwapAlloc => "swap_alloc",
             CpuCategory::FreePage => "free_page",
             CpuCategory::Compression => "compression",
-            CpuCategory::BlockLayer => "block_layer",
+            CpuCategory::BlkBioAlloc => "blk_bio_alloc",
+            CpuCategory::BlkPlugMerge => "blk_plug_merge",
+            CpuCategory::BlkRequestAlloc => "blk_request_alloc",
+            CpuCategory::BlkDispatch => "blk_dispatch",
+            CpuCategory::BlkCompletion => "blk_completion",
         }
     }
 }
@@ -100,6 +124,11 @@ impl CpuCost {
 
     pub fn get(&self, cat: CpuCategory) -> u64 {
         self.ns[cat as usize]
+    }
+
+    /// The block layer's stages together.
+    pub fn block_layer(&self) -> u64 {
+        CpuCategory::BLOCK_STAGES.iter().map(|&c| self.get(c)).sum()
     }
 
     /// All categories together: the time the reclaimer's clock advances by.

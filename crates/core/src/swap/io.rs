@@ -55,12 +55,13 @@ impl SwapPlugs {
     }
 
     /// `blk_finish_plug`: submit every area's requests, in area order, the first at `at`;
-    /// returns the submitter's CPU time.
-    pub fn submit(self, sim: &mut Sim, at: u64) -> u64 {
-        let mut cpu = 0;
+    /// returns the submitter's CPU time by category (the block layer's stages).
+    pub fn submit(self, sim: &mut Sim, at: u64) -> CpuCost {
+        let mut cpu = CpuCost::default();
         for (d, plug) in self.plugs.into_iter().enumerate() {
             if !plug.is_empty() {
-                cpu += sim.submit_plug(DevRef::Swap(d), plug, at + cpu);
+                let c = sim.submit_plug_by_category(DevRef::Swap(d), plug, at + cpu.total());
+                cpu.add(&c);
             }
         }
         cpu
@@ -156,7 +157,7 @@ impl Sim {
         if d.params.synchronous {
             // SWP_SYNCHRONOUS_IO write: done in this context (§1.7).
             cpu.charge(d.sync_cpu_category(), d.sync_cpu_ns(1, true));
-            cpu.charge(CpuCategory::BlockLayer, d.block_layer_cpu_ns());
+            cpu.add(&d.block_layer_cost());
             d.sync_io(Request { start: slot as u64, pages: 1, write: true });
             self.stats.vm.pgpgout += PAGE_KB;
             return WriteOutcome::Done { cpu };
