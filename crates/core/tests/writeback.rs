@@ -161,3 +161,108 @@ fn only_a_cgroup_v2_memcg_has_its_own_dirty_domain() {
     assert_eq!(writer(&v1).dirty_pauses, 0, "a v1 memcg throttled its writer");
     assert!(writer(&v2).elapsed_ns > 2 * writer(&v1).elapsed_ns, "v2 {} ns vs v1 {} ns", writer(&v2).elapsed_ns, writer(&v1).elapsed_ns);
 }
+
+/// Found by the property test (it hung there): two tasks rewriting skewed file pages under a
+/// memory cgroup next to swapping tasks. At times every dirty page is one still under
+/// writeback (dirtied again after the flusher cleaned it), which WB_SYNC_NONE writeback
+/// skips; the flusher then spun at one instant forever. Guards that it waits for the
+/// writeback in flight (`inode_sleep_on_writeback`) or sleeps until its timer instead.
+const REDIRTY_UNDER_WRITEBACK: &str = r#"
+seed = 1015995505921075446
+[machine]
+cpus = 2
+ram = "46MiB"
+kernel_reserved = "4MiB"
+memcg_limit = 20955136
+[sim]
+time_limit = "30s"
+[kernel]
+profile = "6.x"
+readahead = "fixed-run"
+bailout = "proportional"
+page_cluster = 5
+swappiness = 6
+vma_ra_enabled = true
+[[swap]]
+device = "sata-ssd"
+size = 43278336
+[[task]]
+name = "t0"
+instances = 2
+[[task.mapping]]
+name = "m0"
+kind = "anon"
+size = 27807744
+[[task.phase]]
+mapping = "m0"
+pattern = "strided"
+cycles = 1.1380711477823902
+write_ratio = 0.3902042470481568
+backward = false
+stride = 61
+block_pages = 114
+zipf_theta = 0.3249725602118199
+[[task.phase]]
+mapping = "m0"
+pattern = "strided"
+cycles = 0.6152134493418523
+write_ratio = 1.0
+backward = false
+stride = 22
+block_pages = 29
+zipf_theta = 0.8462288174855199
+[[task]]
+name = "t1"
+instances = 2
+[[task.mapping]]
+name = "m0"
+kind = "shmem"
+size = 15310848
+[[task.phase]]
+mapping = "m0"
+pattern = "sequential"
+cycles = 1.260231929578273
+write_ratio = 0.0
+backward = true
+stride = 49
+block_pages = 22
+zipf_theta = 0.3687395890980847
+[[task]]
+name = "t2"
+instances = 2
+[[task.mapping]]
+name = "m0"
+kind = "file"
+size = 13422592
+[[task.mapping]]
+name = "m1"
+kind = "file"
+size = 11591680
+[[task.phase]]
+mapping = "m0"
+pattern = "zipf"
+cycles = 1.0228249049895632
+write_ratio = 1.0
+backward = true
+stride = 31
+block_pages = 72
+zipf_theta = 1.4495152483742013
+[[task.phase]]
+mapping = "m1"
+pattern = "zipf"
+cycles = 1.8320378052402433
+write_ratio = 0.0
+backward = false
+stride = 25
+block_pages = 94
+zipf_theta = 0.49878370987031434
+"#;
+
+#[test]
+fn flusher_never_spins_on_pages_already_under_writeback() {
+    let res = run_checked(REDIRTY_UNDER_WRITEBACK, &[]);
+    assert!(v(&res, "pgpgout") > 0, "the flusher wrote nothing");
+    for t in &res.tasks {
+        assert!(t.end_ns > 0, "task {} never finished", t.name);
+    }
+}

@@ -43,6 +43,9 @@ enum Work {
 pub struct Flusher {
     current: Option<(u32, u64)>,
     kupdate: bool,
+    /// Inodes picked in a row that had nothing writable (every dirty page locked or still
+    /// under writeback from an earlier pass).
+    fruitless: usize,
 }
 
 impl KernelThread for Flusher {
@@ -71,6 +74,7 @@ impl KernelThread for Flusher {
             return KthreadStep::Continue;
         };
         let written = sim.writeback_inode(tid, obj as usize, left.min(room));
+        self.fruitless = if written == 0 { self.fruitless + 1 } else { 0 };
         if let Work::Vmscan = work {
             sim.wb.flush_all = sim.wb.flush_all.saturating_sub(written.max(1));
         }
@@ -86,6 +90,9 @@ impl KernelThread for Flusher {
         } else {
             self.current = Some((obj, left));
         }
+        if self.fruitless > sim.wb.dirty_list.len() {
+            return self.no_progress(sim, now);
+        }
         let jiffies = sim.tasks[tid as usize].clock / sim.jiffy_ns;
         if jiffies >= sim.wb.bw_time_stamp + (sim.cfg.config.kernel.hz as u64 / 5).max(1) {
             sim.update_bandwidth(jiffies, None);
@@ -100,6 +107,22 @@ impl KernelThread for Flusher {
 }
 
 impl Flusher {
+    /// A round over every dirty inode wrote nothing (`wb_writeback` with no progress): wait
+    /// for the writeback in flight to end (`inode_sleep_on_writeback`), or, with none in
+    /// flight, end the work and sleep until the periodic timer — never spin at one instant.
+    fn no_progress(&mut self, sim: &mut Sim, now: u64) -> KthreadStep {
+        self.fruitless = 0;
+        self.current = None;
+        if sim.io.file_dev.in_flight() > 0 {
+            sim.wb.flusher_wants_slots = true;
+            return KthreadStep::Sleep;
+        }
+        sim.wb.flush_all = 0;
+        sim.wb.background = false;
+        self.kupdate = false;
+        sim.flusher_idle(now)
+    }
+
     /// The work `wb_do_writeback` would do now, if any.
     fn next_work(&mut self, sim: &mut Sim, now: u64) -> Option<Work> {
         if sim.wb.nr_dirty == 0 {
