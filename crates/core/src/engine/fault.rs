@@ -269,13 +269,14 @@ impl Sim {
             w
         };
         let mark_cached = self.profile < crate::config::Profile::V4_14;
-        let mut store_cpu = 0;
+        let (mut store_cpu, mut relocked) = (0, false);
         match window {
             Window::TargetOnly => store_cpu += self.swap_read_folio(target, dev, slot, plugs),
             Window::Slots { lo, hi } => {
                 for s in lo..=hi {
                     if s == slot {
-                        store_cpu += self.swap_read_folio(target, dev, s, plugs);
+                        let (c, r) = self.read_target_holding_lock(target, dev, s, plugs);
+                        (store_cpu, relocked) = (store_cpu + c, r);
                     } else if let Some(f) = self.readahead_one(tid, cpu, dev, s, mark_cached) {
                         store_cpu += self.swap_read_folio(f, dev, s, plugs);
                     }
@@ -284,7 +285,8 @@ impl Sim {
             Window::Virtual { start, end } => {
                 for vpn in start..end {
                     if vpn == fault_vpn {
-                        store_cpu += self.swap_read_folio(target, dev, slot, plugs);
+                        let (c, r) = self.read_target_holding_lock(target, dev, slot, plugs);
+                        (store_cpu, relocked) = (store_cpu + c, r);
                         continue;
                     }
                     let e = self.mem.vmas[v as usize].ptes[(vpn - vma_start) as usize];
@@ -298,7 +300,24 @@ impl Sim {
                 }
             }
         }
+        if relocked {
+            // The fault maps the target next: its hold on the folio ends.
+            self.mem.frames[target as usize].flags &= !PG_LOCKED;
+        }
         store_cpu
+    }
+
+    /// `swap_read_folio` of the fault's target inside a readahead window. A read that
+    /// completes at once (a store hit, a synchronous device) unlocks the folio, but the
+    /// faulting task still holds it (`do_swap_page` locks it and holds a reference until it is
+    /// mapped), so reclaim entered by the rest of the window's allocations must not take it:
+    /// it stays locked until the window is read. Returns the CPU and whether it was relocked.
+    fn read_target_holding_lock(&mut self, target: u32, dev: usize, slot: u32, plugs: &mut SwapPlugs) -> (u64, bool) {
+        let cpu = self.swap_read_folio(target, dev, slot, plugs);
+        let fr = &mut self.mem.frames[target as usize];
+        let relock = !fr.has(PG_LOCKED);
+        fr.flags |= PG_LOCKED;
+        (cpu, relock)
     }
 
     /// One non-target page of a readahead window (`__read_swap_cache_async` for a slot that is
