@@ -266,3 +266,24 @@ fn flusher_never_spins_on_pages_already_under_writeback() {
         assert!(t.end_ns > 0, "task {} never finished", t.name);
     }
 }
+
+/// Guards 2.6.28's throttle (writeback/legacy.rs): a writer over the dirty limit writes back
+/// itself and naps in congestion_wait, with that kernel's 10 % limit, where 6.x pauses it
+/// against the flusher's bandwidth at 20 %.
+#[test]
+fn writers_write_back_themselves_on_2_6_28() {
+    let old = run_checked(WRITER, &["kernel.profile=2.6.28"]);
+    let new = run_checked(WRITER, &[]);
+    let held = |r: &SimResult| peak(&r.timeseries.nr_dirty.iter().zip(&r.timeseries.nr_writeback).map(|(d, w)| d + w).collect::<Vec<_>>());
+    assert_eq!(old.config.config.kernel.dirty_ratio, Some(10), "2.6.28's vm_dirty_ratio");
+    assert_eq!(new.config.config.kernel.dirty_ratio, Some(20));
+    // The writer's own write-back: it was throttled (congestion_wait naps) and spent CPU on
+    // pages it wrote, beyond what it spent copying them.
+    let (wo, wn) = (writer(&old), writer(&new));
+    assert!(wo.dirty_pauses > 0, "the 2.6.28 writer never napped");
+    assert!(v(&old, "pgpgout") > 0);
+    // ~10 % of ~240 MiB dirtyable is ~6k pages; 6.x holds about twice that.
+    assert!(held(&old) < 9_000, "2.6.28 held {} dirty + writeback pages", held(&old));
+    assert!(held(&new) > held(&old), "6.x {} vs 2.6.28 {}", held(&new), held(&old));
+    assert!(wn.dirty_throttled_ns > 0);
+}

@@ -152,12 +152,6 @@ fn default_classic() -> String {
 fn default_hz() -> u32 {
     250
 }
-fn default_dirty_ratio() -> u64 {
-    20
-}
-fn default_dirty_background_ratio() -> u64 {
-    10
-}
 fn default_dirty_expire_centisecs() -> u64 {
     3000
 }
@@ -229,14 +223,14 @@ pub struct Kernel {
     #[serde(default = "default_hz")]
     pub hz: u32,
     /// `vm.dirty_ratio`: percent of dirtyable memory (free + file LRU) at which writers are
-    /// throttled hard (`balance_dirty_pages`; the setpoint lies between it and the
-    /// background threshold). Default 20 (mm/page-writeback.c).
-    #[serde(default = "default_dirty_ratio")]
-    pub dirty_ratio: u64,
-    /// `vm.dirty_background_ratio`: percent at which the flusher starts background
-    /// writeback. Default 10.
-    #[serde(default = "default_dirty_background_ratio")]
-    pub dirty_background_ratio: u64,
+    /// throttled hard (`balance_dirty_pages`). Default: the profile's kernel, 10 on 2.6.28
+    /// (2.6.22-2.6.29), 20 since 2.6.30 (mm/page-writeback.c); filled in at resolve time.
+    #[serde(default)]
+    pub dirty_ratio: Option<u64>,
+    /// `vm.dirty_background_ratio`: percent at which background writeback starts. Default:
+    /// 5 on 2.6.28, 10 since 2.6.30.
+    #[serde(default)]
+    pub dirty_background_ratio: Option<u64>,
     /// `vm.dirty_bytes` / `vm.dirty_background_bytes`: the same thresholds in bytes; when not
     /// 0 they replace the ratios (default 0).
     #[serde(default)]
@@ -369,6 +363,9 @@ fn default_slice() -> Duration {
 fn default_wakeup_gran() -> Duration {
     Duration(1_000_000)
 }
+fn default_sched_latency() -> Duration {
+    Duration(6_000_000)
+}
 
 /// How the simulator itself runs (not part of the modelled machine).
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -383,10 +380,15 @@ pub struct SimSettings {
     /// Scheduler time slice when more tasks are runnable than there are CPUs.
     #[serde(default = "default_slice")]
     pub sched_slice: Duration,
-    /// A task waking from sleep preempts one that has run at least this long (CFS
-    /// sched_wakeup_granularity).
+    /// A waking task preempts a running one whose virtual runtime is ahead of its own by more
+    /// than this (CFS `sysctl_sched_wakeup_granularity`, 1 ms, kernel/sched/fair.c).
     #[serde(default = "default_wakeup_gran")]
     pub sched_wakeup_granularity: Duration,
+    /// CFS `sysctl_sched_latency` before its CPU-count scaling (6 ms, kernel/sched/fair.c;
+    /// scaled by 1 + ilog2(min(cpus, 8)) as `sched_init_granularity` does): bounds how far
+    /// behind `min_vruntime` a waking sleeper is placed (engine/sched.rs).
+    #[serde(default = "default_sched_latency")]
+    pub sched_latency: Duration,
     /// Stop the whole run at this virtual time.
     #[serde(default)]
     pub time_limit: Option<Duration>,

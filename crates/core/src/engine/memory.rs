@@ -296,7 +296,9 @@ impl Sim {
         let label = self.tasks[victim as usize].label();
         self.record_event("oom_kill", label, rss, swap);
         // Take it off whatever it waits on.
-        self.sched.runq.retain(|&t| t != victim);
+        if self.tasks[victim as usize].state == TState::Runnable {
+            self.dequeue(victim);
+        }
         self.io.writeback_waiters.retain(|&t| t != victim);
         self.io.congestion_waiters.retain(|&t| t != victim);
         for ws in self.io.frame_waiters.values_mut() {

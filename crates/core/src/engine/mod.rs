@@ -109,7 +109,7 @@ impl Sim {
             swap: SwapSystem::new(cfg),
             io: IoState::new(cfg),
             iowait: iowait::IowaitAcct::new(c.machine.cpus as usize),
-            sched: Sched::new(&c.sim, c.machine.cpus as usize),
+            sched: Sched::new(&c.sim, c.machine.cpus as usize, profile > crate::config::Profile::V2_6_28 || crate::config::era_2_6_32(&c.kernel.profile)),
             tasks: Vec::new(),
             stats: Stats::default(),
             reclaim: ReclaimState::new(cfg),

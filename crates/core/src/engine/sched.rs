@@ -1,9 +1,20 @@
-//! Scheduling: CPUs, the run queue and time slices, CFS-like sleeper placement and wakeup
-//! preemption, sleeping and waking.
+//! Scheduling: CPUs, one CFS-like run queue ordered by virtual runtime, time slices, sleeper
+//! placement and wakeup preemption, sleeping and waking.
+//!
+//! Every task has nice 0, so its virtual runtime is the CPU time it has run. The run queue
+//! is ordered by it (`__pick_first_entity`): a task preempted at the end of its slice goes
+//! back at its own vruntime, so a thread that ran little (a flusher, kswapd) runs again
+//! before tasks that ran more, however many sleepers keep waking around it. A waking sleeper
+//! is placed no further behind `min_vruntime` than the sleeper credit (`place_entity`:
+//! the scaled `sched_latency`, halved since 2.6.32's GENTLE_FAIR_SLEEPERS); a new task starts
+//! one slice after it (START_DEBIT). A waking task preempts the running task furthest ahead
+//! in vruntime when it is ahead by more than `sched_wakeup_granularity`
+//! (`check_preempt_wakeup`). One queue serves every CPU (no per-CPU queues, no load
+//! balancing); slices are the fixed `sched_slice`.
 
 use super::{Ev, Sim, TState, TaskKind};
 use crate::config::SimSettings;
-use std::collections::VecDeque;
+use std::collections::BTreeSet;
 
 /// The CPUs and the run queue.
 pub(crate) struct Sched {
@@ -11,31 +22,44 @@ pub(crate) struct Sched {
     pub cpus: Vec<Option<u32>>,
     /// Bumped whenever a CPU changes hands, invalidating its queued `Ev::Cpu` events.
     pub cpu_token: Vec<u64>,
-    pub runq: VecDeque<u32>,
+    /// Runnable tasks by (vruntime, enqueue order, tid): the leftmost runs next; among equal
+    /// vruntimes the one queued first (the rbtree puts an equal key to the right).
+    pub runq: BTreeSet<(u64, u64, u32)>,
+    /// Enqueue counter (the order part of the key).
+    pub enqueued: u64,
+    /// `cfs_rq->min_vruntime`: never decreases.
+    pub min_vruntime: u64,
     /// How far one CPU may run ahead of the next event (`sim.sync_quantum`).
     pub quantum: u64,
     pub slice: u64,
     pub wakeup_granularity: u64,
+    /// The most a waking sleeper's vruntime is credited below `min_vruntime`.
+    pub sleeper_credit: u64,
 }
 
 impl Sched {
-    pub fn new(s: &SimSettings, ncpu: usize) -> Sched {
+    /// `gentle_sleepers`: 2.6.32+ credits half the latency (GENTLE_FAIR_SLEEPERS), 2.6.28 all
+    /// of it (NEW_FAIR_SLEEPERS).
+    pub fn new(s: &SimSettings, ncpu: usize, gentle_sleepers: bool) -> Sched {
+        // sched_init_granularity: SCHED_TUNABLESCALING_LOG, factor 1 + ilog2(min(cpus, 8)).
+        let factor = 1 + (ncpu.clamp(1, 8) as u64).ilog2() as u64;
+        let latency = s.sched_latency.0 * factor;
         Sched {
             cpus: vec![None; ncpu],
             cpu_token: vec![0; ncpu],
-            runq: VecDeque::new(),
+            runq: BTreeSet::new(),
+            enqueued: 0,
+            min_vruntime: 0,
             quantum: s.sync_quantum.0,
             slice: s.sched_slice.0,
             wakeup_granularity: s.sched_wakeup_granularity.0,
+            sleeper_credit: if gentle_sleepers { latency / 2 } else { latency },
         }
     }
 }
 
 impl Sim {
-    /// A task becomes runnable at `at`. A task waking from sleep is placed like CFS places a
-    /// sleeper: ahead of tasks that used their slices, and the CPU whose task has run longest
-    /// is asked to reschedule once that task has run `wakeup_granularity` (CFS's
-    /// sched_wakeup_granularity, 1 ms).
+    /// A task becomes runnable at `at`, placed in the run queue as CFS places it.
     pub(crate) fn make_runnable(&mut self, tid: u32, at: u64) {
         let t = &mut self.tasks[tid as usize];
         if matches!(t.state, TState::Runnable | TState::Running(_) | TState::Done) {
@@ -44,34 +68,77 @@ impl Sim {
         let sleeper = t.state != TState::New;
         t.clock = t.clock.max(at);
         self.io_schedule_end(tid, at);
+        self.update_min_vruntime(at);
+        let (min_v, credit, slice) = (self.sched.min_vruntime, self.sched.sleeper_credit, self.sched.slice);
         let t = &mut self.tasks[tid as usize];
         t.state = TState::Runnable;
         t.timer_token += 1;
         t.runnable_since = t.clock;
+        t.vruntime = if sleeper { t.vruntime.max(min_v.saturating_sub(credit)) } else { t.vruntime.max(min_v + slice) };
         if let Some(cpu) = self.sched.cpus.iter().position(|c| c.is_none()) {
             self.dispatch(cpu, tid, at);
             return;
         }
-        if !sleeper {
-            self.sched.runq.push_back(tid);
-            return;
+        let v = self.tasks[tid as usize].vruntime;
+        self.enqueue(tid);
+        if sleeper {
+            self.check_preempt_wakeup(v, at);
         }
-        // Behind earlier sleepers, ahead of preempted tasks.
-        let pos = self.sched.runq.iter().position(|&q| !self.tasks[q as usize].woken).unwrap_or(self.sched.runq.len());
-        self.sched.runq.insert(pos, tid);
-        self.tasks[tid as usize].woken = true;
-        let gran = self.sched.wakeup_granularity;
-        let victim = self
-            .sched
-            .cpus
-            .iter()
-            .filter_map(|c| *c)
-            .min_by_key(|&r| (self.tasks[r as usize].slice_end, r));
+    }
+
+    /// `check_preempt_wakeup`: the running task furthest ahead in vruntime is asked to
+    /// reschedule when the woken task (at vruntime `v`) is behind it by more than the
+    /// wakeup granularity.
+    fn check_preempt_wakeup(&mut self, v: u64, at: u64) {
+        let victim = self.sched.cpus.iter().filter_map(|c| *c).max_by_key(|&r| (self.curr_vruntime(r, at), r));
         if let Some(r) = victim {
-            let rt = &mut self.tasks[r as usize];
-            let started = rt.slice_end.saturating_sub(self.sched.slice);
-            rt.slice_end = rt.slice_end.min(started.max(at) + gran).max(started + gran);
+            if self.curr_vruntime(r, at) > v + self.sched.wakeup_granularity {
+                let rt = &mut self.tasks[r as usize];
+                rt.slice_end = rt.slice_end.min(at.max(rt.exec_start));
+            }
         }
+    }
+
+    /// `update_min_vruntime`: the least vruntime of the running and the queued tasks, never
+    /// moving back.
+    fn update_min_vruntime(&mut self, at: u64) {
+        let queued = self.sched.runq.first().map(|&(v, _, _)| v);
+        let running = self.sched.cpus.iter().filter_map(|c| *c).map(|r| self.curr_vruntime(r, at)).min();
+        if let Some(m) = queued.into_iter().chain(running).min() {
+            self.sched.min_vruntime = self.sched.min_vruntime.max(m);
+        }
+    }
+
+    /// The vruntime of running task `tid` at `at`, counting the CPU it has had since dispatch.
+    fn curr_vruntime(&self, tid: u32, at: u64) -> u64 {
+        let t = &self.tasks[tid as usize];
+        t.vruntime + at.max(t.clock).saturating_sub(t.exec_start)
+    }
+
+    /// `update_curr` for the task leaving `cpu` at `at`.
+    fn account_exec(&mut self, tid: u32, at: u64) {
+        let t = &mut self.tasks[tid as usize];
+        t.vruntime += at.saturating_sub(t.exec_start);
+        t.exec_start = at;
+    }
+
+    /// Put runnable task `tid` on the run queue at its vruntime, behind equal ones.
+    fn enqueue(&mut self, tid: u32) {
+        self.sched.enqueued += 1;
+        let t = &mut self.tasks[tid as usize];
+        t.rq_seq = self.sched.enqueued;
+        self.sched.runq.insert((t.vruntime, t.rq_seq, tid));
+    }
+
+    /// The leftmost runnable task, off the queue.
+    fn pick_next(&mut self) -> Option<u32> {
+        self.sched.runq.pop_first().map(|(_, _, tid)| tid)
+    }
+
+    /// Take a runnable task off the run queue (it was killed).
+    pub(crate) fn dequeue(&mut self, tid: u32) {
+        let t = &self.tasks[tid as usize];
+        self.sched.runq.remove(&(t.vruntime, t.rq_seq, tid));
     }
 
     fn dispatch(&mut self, cpu: usize, tid: u32, at: u64) {
@@ -79,8 +146,8 @@ impl Sim {
         let t = &mut self.tasks[tid as usize];
         t.clock = t.clock.max(at);
         t.runq_wait_ns += t.clock - t.runnable_since.min(t.clock);
-        t.woken = false;
         t.state = TState::Running(cpu as u32);
+        t.exec_start = t.clock;
         t.last_cpu = cpu as u32;
         t.slice_end = t.clock + slice;
         let c = t.clock;
@@ -92,9 +159,12 @@ impl Sim {
 
     /// The task on `cpu` stops running (blocked, sleeping, done): hand the CPU on.
     pub(crate) fn release_cpu(&mut self, cpu: usize, at: u64) {
+        if let Some(prev) = self.sched.cpus[cpu] {
+            self.account_exec(prev, at);
+        }
         self.sched.cpus[cpu] = None;
         self.sched.cpu_token[cpu] += 1;
-        if let Some(next) = self.sched.runq.pop_front() {
+        if let Some(next) = self.pick_next() {
             self.dispatch(cpu, next, at);
         } else {
             self.iowait.cpu_idle(cpu, at);
@@ -111,13 +181,14 @@ impl Sim {
         };
         // Preempt at the end of the slice when others wait for a CPU.
         if clock >= slice_end && !self.sched.runq.is_empty() {
+            self.account_exec(tid, clock);
             let t = &mut self.tasks[tid as usize];
             t.state = TState::Runnable;
             t.runnable_since = clock;
-            self.sched.runq.push_back(tid);
+            self.enqueue(tid);
             self.sched.cpus[cpu] = None;
             self.sched.cpu_token[cpu] += 1;
-            let next = self.sched.runq.pop_front().expect("non-empty");
+            let next = self.pick_next().expect("non-empty");
             self.dispatch(cpu, next, clock);
             return;
         }

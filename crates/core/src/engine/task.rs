@@ -62,8 +62,12 @@ pub struct Task {
     /// Time spent runnable but waiting for a CPU.
     pub runq_wait_ns: u64,
     pub runnable_since: u64,
-    /// On the run queue after a sleep (placed ahead of preempted tasks).
-    pub woken: bool,
+    /// CFS virtual runtime (ns; nice 0: the CPU time run, as placed at wake-up).
+    pub vruntime: u64,
+    /// When the task was last put on a CPU (`se->exec_start`).
+    pub exec_start: u64,
+    /// Its place among equal vruntimes while on the run queue.
+    pub rq_seq: u64,
     /// The CPU the task last ran on (where its iowait is counted, engine/iowait.rs).
     pub last_cpu: u32,
     /// Sleeping in io_schedule, counted in this CPU's `nr_iowait`.
@@ -91,6 +95,12 @@ pub struct Task {
     /// asked for and not yet slept (ns), and the pauses slept.
     pub nr_dirtied: u64,
     pub nr_dirtied_pause: u64,
+    /// 2.6.28: pages this writer wrote back itself in the current balance_dirty_pages loop.
+    pub legacy_written: u64,
+    /// 2.6.28: the writer sleeps in balance_dirty_pages' congestion_wait(WRITE, HZ/10).
+    pub dirty_congestion_wait: bool,
+    /// 2.6.28: inside the balance_dirty_pages loop (re-entered with the next dirtied page).
+    pub legacy_loop: bool,
     pub dirty_paused_when: u64,
     pub dirty_pause_ns: u64,
     pub dirty_pauses: u64,
@@ -144,7 +154,9 @@ impl Task {
             oom_killed: false,
             runq_wait_ns: 0,
             runnable_since: 0,
-            woken: false,
+            vruntime: 0,
+            exec_start: 0,
+            rq_seq: 0,
             last_cpu: 0,
             iowait_cpu: None,
             verify_errors: 0,
@@ -160,6 +172,9 @@ impl Task {
             requests: None,
             ramp_ns: 0,
             nr_dirtied: 0,
+            legacy_written: 0,
+            dirty_congestion_wait: false,
+            legacy_loop: false,
             nr_dirtied_pause: crate::writeback::throttle::INIT_NR_DIRTIED_PAUSE,
             dirty_paused_when: 0,
             dirty_pause_ns: 0,

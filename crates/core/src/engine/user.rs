@@ -174,6 +174,15 @@ impl Sim {
     /// (`io_schedule_timeout`) and goes on with its program when it ends. True when it sleeps.
     fn dirty_pause(&mut self, tid: u32, cpu: usize) -> bool {
         let t = &mut self.tasks[tid as usize];
+        if std::mem::take(&mut t.dirty_congestion_wait) {
+            // 2.6.28's balance_dirty_pages: congestion_wait(WRITE, HZ/10) (writeback/legacy.rs).
+            t.dirty_pauses += 1;
+            let at = t.clock;
+            let timeout = self.jiffy_ns * (self.cfg.config.kernel.hz as u64 / 10).max(1);
+            self.congestion_wait(tid, timeout);
+            self.release_cpu(cpu, at);
+            return true;
+        }
         let pause = std::mem::take(&mut t.dirty_pause_ns);
         if pause == 0 {
             return false;

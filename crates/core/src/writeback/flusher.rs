@@ -180,7 +180,7 @@ impl Sim {
     /// `write_cache_pages` of inode `obj`: up to `max` dirty folios from its writeback index
     /// (wrapping once), cleaned and sent to the file device in one plug. Returns the number
     /// written; their CPU goes to the flusher's clock.
-    fn writeback_inode(&mut self, tid: u32, obj: usize, max: u64) -> u64 {
+    pub(crate) fn writeback_inode(&mut self, tid: u32, obj: usize, max: u64) -> u64 {
         let len = self.mem.objects[obj].entries.len() as u64;
         let start = self.wb.inodes[obj].writeback_index.min(len);
         let base = self.mem.objects[obj].file_base;
