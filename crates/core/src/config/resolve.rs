@@ -26,9 +26,12 @@ pub struct ResolvedSwap {
 
 pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Resolved, ConfigError> {
     super::requests::resolve_requests(&mut cfg.tasks).map_err(|(key, msg)| at(&key, msg))?;
-    let m = &cfg.machine;
     let profile = Profile::parse(&cfg.kernel.profile)
         .ok_or_else(|| at("kernel.profile", format!("unknown kernel profile {:?} (expected \"2.6.28\", \"2.6.32\", \"3.14\", \"4.14\" or \"6.x\")", cfg.kernel.profile)))?;
+    let (ratio, background) = default_dirty_ratios(profile, &cfg.kernel.profile);
+    cfg.kernel.dirty_ratio.get_or_insert(ratio);
+    cfg.kernel.dirty_background_ratio.get_or_insert(background);
+    let m = &cfg.machine;
     if cfg.sim.time_limit == Some(Duration(0)) {
         return Err(at("sim.time_limit", "expected a positive duration: 0 would end the run before anything happens (leave it out for no limit)".into()));
     }
@@ -311,14 +314,23 @@ fn validate_messages(cfg: &Config, at: &dyn Fn(&str, String) -> ConfigError) -> 
     Ok(())
 }
 
+/// `vm_dirty_ratio` / `dirty_background_ratio` as the profile's kernel set them
+/// (mm/page-writeback.c): 10 / 5 from 2.6.22 to 2.6.29, 20 / 10 since 2.6.30.
+fn default_dirty_ratios(profile: Profile, name: &str) -> (u64, u64) {
+    if profile == Profile::V2_6_28 && !super::era_2_6_32(name) {
+        (10, 5)
+    } else {
+        (20, 10)
+    }
+}
+
 /// The `vm.dirty_*` sysctls' own bounds (kernel/sysctl.c: ratios 0..=100, `dirty_bytes` at
 /// least two pages when set).
 fn check_dirty_knobs(k: &Kernel) -> Result<(), (&'static str, String)> {
-    if k.dirty_ratio > 100 {
-        return Err(("kernel.dirty_ratio", format!("expected a percentage 0..=100, got {}", k.dirty_ratio)));
-    }
-    if k.dirty_background_ratio > 100 {
-        return Err(("kernel.dirty_background_ratio", format!("expected a percentage 0..=100, got {}", k.dirty_background_ratio)));
+    for (key, ratio) in [("kernel.dirty_ratio", k.dirty_ratio), ("kernel.dirty_background_ratio", k.dirty_background_ratio)] {
+        if let Some(r) = ratio.filter(|&r| r > 100) {
+            return Err((key, format!("expected a percentage 0..=100, got {r}")));
+        }
     }
     if k.dirty_bytes != 0 && k.dirty_bytes < 2 * crate::mm::PAGE_SIZE {
         return Err(("kernel.dirty_bytes", format!("expected 0 or at least 8192, got {}", k.dirty_bytes)));

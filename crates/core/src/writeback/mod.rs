@@ -26,6 +26,7 @@
 //! `nr_vmscan_immediate_reclaim` by reclaim.
 
 pub mod flusher;
+pub mod legacy;
 pub mod throttle;
 
 use crate::config::Config;
@@ -71,6 +72,8 @@ pub struct WbState {
     pub global_limit: u64,
     pub memcg_limit: u64,
     pub dirty_exceeded: bool,
+    /// 2.6.28's `ratelimit_pages` (legacy.rs).
+    pub legacy_ratelimit_pages: u64,
     /// Background writeback requested (`wb_start_background_writeback`), and pages asked
     /// for by `wakeup_flusher_threads` (reclaim).
     pub background: bool,
@@ -88,7 +91,7 @@ impl WbState {
     pub fn new(c: &Config) -> WbState {
         let k = &c.kernel;
         WbState {
-            knobs: DirtyKnobs { ratio: k.dirty_ratio, background_ratio: k.dirty_background_ratio, bytes: k.dirty_bytes, background_bytes: k.dirty_background_bytes },
+            knobs: DirtyKnobs { ratio: k.dirty_ratio.unwrap_or(20), background_ratio: k.dirty_background_ratio.unwrap_or(10), bytes: k.dirty_bytes, background_bytes: k.dirty_background_bytes },
             expire_ns: k.dirty_expire_centisecs * 10_000_000,
             interval_ns: k.dirty_writeback_centisecs * 10_000_000,
             inodes: Vec::new(),
@@ -105,6 +108,7 @@ impl WbState {
             global_limit: 0,
             memcg_limit: 0,
             dirty_exceeded: false,
+            legacy_ratelimit_pages: legacy::ratelimit_pages(c.machine.ram.0 / crate::mm::PAGE_SIZE, c.machine.cpus as u64),
             background: false,
             flush_all: 0,
             flusher: 0,
@@ -188,12 +192,14 @@ impl Sim {
     /// newly dirtied, counted in the task's `nr_dirtied`): every `nr_dirtied_pause` pages, run
     /// `balance_dirty_pages`, which may ask the task to sleep (`Task::dirty_pause_ns`).
     pub(crate) fn balance_dirty_pages_ratelimited(&mut self, tid: u32, dirtied: bool) {
-        let t = &mut self.tasks[tid as usize];
-        t.nr_dirtied += dirtied as u64;
-        let mut ratelimit = t.nr_dirtied_pause;
-        if self.wb.dirty_exceeded {
+        let mut ratelimit = self.tasks[tid as usize].nr_dirtied_pause;
+        if self.profile < crate::config::Profile::V3_14 {
+            ratelimit = self.legacy_ratelimit(tid);
+        } else if self.wb.dirty_exceeded {
             ratelimit = ratelimit.min(throttle::DIRTY_EXCEEDED_RATELIMIT);
         }
+        let t = &mut self.tasks[tid as usize];
+        t.nr_dirtied += dirtied as u64;
         if t.nr_dirtied >= ratelimit {
             let pages = t.nr_dirtied;
             self.balance_dirty_pages(tid, pages);
@@ -202,7 +208,7 @@ impl Sim {
 
     /// The global domain and, when the tasks run in a memory cgroup of the unified hierarchy
     /// (cgroup writeback: 4.2+, cgroup v2 only), the memcg's.
-    fn dirty_domains(&self) -> (Domain, Option<(Domain, u64)>) {
+    pub(crate) fn dirty_domains(&self) -> (Domain, Option<(Domain, u64)>) {
         let [_, _, inactive_file, active_file] = self.reclaim.lru_sizes();
         let file_lru = inactive_file + active_file;
         let dirty = self.wb.nr_dirty + self.io.nr_writeback;
@@ -221,6 +227,9 @@ impl Sim {
     /// `balance_dirty_pages` (6.x, throttle.rs): start background writeback when due, and put a
     /// writer above the freerun ceiling to sleep in proportion to what it dirtied.
     fn balance_dirty_pages(&mut self, tid: u32, pages_dirtied: u64) {
+        if self.profile < crate::config::Profile::V3_14 {
+            return self.balance_dirty_pages_2_6_28(tid);
+        }
         let hz = self.cfg.config.kernel.hz as u64;
         let now = self.tasks[tid as usize].clock / self.jiffy_ns;
         let (mut g, m) = self.dirty_domains();
