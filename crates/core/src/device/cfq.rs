@@ -85,20 +85,8 @@ impl Cfq {
     pub fn insert(&mut self, t: &CfqTunables, q: Queued, owner: CfqOwner) -> Insert {
         let owner = if q.req.write { CfqOwner::Async } else { owner };
         let i = self.queue_of(owner);
-        let (start, end) = (q.req.start, q.req.start + q.req.pages as u64);
-        for x in self.queues[i].fifo.iter_mut() {
-            if x.req.write != q.req.write || x.req.pages + q.req.pages > t.max_request_pages {
-                continue;
-            }
-            if x.req.start + x.req.pages as u64 == start {
-                x.req.pages += q.req.pages;
-                return Insert::Merged(x.token);
-            }
-            if x.req.start == end {
-                x.req.start = start;
-                x.req.pages += q.req.pages;
-                return Insert::Merged(x.token);
-            }
+        if let Some(token) = super::deadline::try_merge(self.queues[i].fifo.iter_mut(), &q, t.max_request_pages) {
+            return Insert::Merged(token);
         }
         self.queues[i].fifo.push(q);
         if self.active != Some(i) && !self.rr.contains(&i) {

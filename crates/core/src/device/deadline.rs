@@ -28,6 +28,28 @@ pub struct Queued {
     pub at: u64,
 }
 
+/// `elv_merge`: a back merge (the new request starts where a queued one of the same direction
+/// ends) or a front merge (it ends where one starts), within `max` pages. Returns the token of
+/// the queued request that took its pages.
+pub(crate) fn try_merge<'a>(queued: impl Iterator<Item = &'a mut Queued>, q: &Queued, max: u32) -> Option<u32> {
+    let (start, end) = (q.req.start, q.req.start + q.req.pages as u64);
+    for x in queued.filter(|x| x.req.write == q.req.write) {
+        if x.req.pages + q.req.pages > max {
+            continue;
+        }
+        if x.req.start + x.req.pages as u64 == start {
+            x.req.pages += q.req.pages;
+            return Some(x.token);
+        }
+        if x.req.start == end {
+            x.req.start = start;
+            x.req.pages += q.req.pages;
+            return Some(x.token);
+        }
+    }
+    None
+}
+
 /// What happened to a request given to the scheduler.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Insert {
@@ -65,22 +87,9 @@ impl Deadline {
     }
 
     pub fn insert(&mut self, t: &DeadlineTunables, q: Queued) -> Insert {
-        let max = t.max_request_pages;
         let list = &mut self.fifo[q.req.write as usize];
-        let (start, end) = (q.req.start, q.req.start + q.req.pages as u64);
-        for x in list.iter_mut() {
-            if x.req.pages + q.req.pages > max {
-                continue;
-            }
-            if x.req.start + x.req.pages as u64 == start {
-                x.req.pages += q.req.pages;
-                return Insert::Merged(x.token);
-            }
-            if x.req.start == end {
-                x.req.start = start;
-                x.req.pages += q.req.pages;
-                return Insert::Merged(x.token);
-            }
+        if let Some(token) = try_merge(list.iter_mut(), &q, t.max_request_pages) {
+            return Insert::Merged(token);
         }
         list.push(q);
         Insert::Queued
