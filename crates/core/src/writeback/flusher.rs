@@ -60,13 +60,10 @@ impl KernelThread for Flusher {
             self.current = None;
             return sim.flusher_idle(now);
         };
-        let dev = &sim.io.file_dev;
-        let (in_flight, slots) = (dev.in_flight(), dev.params.nr_requests as u64);
-        if in_flight >= slots {
+        let Some(room) = sim.file_queue_room() else {
             sim.wb.flusher_wants_slots = true;
             return KthreadStep::Sleep;
-        }
-        let room = (slots - in_flight) * dev.params.max_request_pages as u64;
+        };
         let Some((obj, left)) = self.pick_inode(sim, work) else {
             if let Work::Kupdate(_) = work {
                 self.kupdate = false;
@@ -83,9 +80,7 @@ impl KernelThread for Flusher {
         if left == 0 || written == 0 || !still_dirty {
             self.current = None;
             if still_dirty {
-                // requeue_io: behind the other dirty inodes.
-                sim.wb.dirty_list.retain(|&o| o != obj);
-                sim.wb.dirty_list.push_back(obj);
+                sim.requeue_io(obj);
             }
         } else {
             self.current = Some((obj, left));
@@ -171,6 +166,20 @@ impl Flusher {
 }
 
 impl Sim {
+    /// Pages the file device's request queue can take now (free request slots × the largest
+    /// request); None when every slot is taken.
+    pub(crate) fn file_queue_room(&self) -> Option<u64> {
+        let dev = &self.io.file_dev;
+        let (in_flight, slots) = (dev.in_flight(), dev.params.nr_requests as u64);
+        (in_flight < slots).then(|| (slots - in_flight) * dev.params.max_request_pages as u64)
+    }
+
+    /// `requeue_io`: a still-dirty inode goes behind the other dirty inodes.
+    pub(crate) fn requeue_io(&mut self, obj: u32) {
+        self.wb.dirty_list.retain(|&o| o != obj);
+        self.wb.dirty_list.push_back(obj);
+    }
+
     /// `writeback_chunk_size` for WB_SYNC_NONE work of `nr_pages`.
     fn writeback_chunk_size(&self, nr_pages: u64) -> u64 {
         let pages = (self.wb.avg_write_bandwidth / 2).min(self.wb.global_limit / DIRTY_SCOPE).min(nr_pages);

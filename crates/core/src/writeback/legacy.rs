@@ -47,19 +47,17 @@ impl Sim {
 
     /// One pass of 2.6.28's `balance_dirty_pages` loop for writer `tid`.
     pub(crate) fn balance_dirty_pages_2_6_28(&mut self, tid: u32) {
-        let (g, _) = self.dirty_domains();
         let chunk = write_chunk(self.wb.legacy_ratelimit_pages);
-        let t = &mut self.tasks[tid as usize];
-        t.nr_dirtied = 0;
-        let over = g.dirty > g.thresh && g.dirty >= (g.bg_thresh + g.thresh) / 2;
-        if over {
+        self.tasks[tid as usize].nr_dirtied = 0;
+        let (mut g, _) = self.dirty_domains();
+        if g.dirty > g.thresh && g.dirty >= (g.bg_thresh + g.thresh) / 2 {
             self.wb.dirty_exceeded = true;
             if self.wb.nr_dirty > 0 {
                 let left = chunk.saturating_sub(self.tasks[tid as usize].legacy_written);
                 let written = self.writeback_inodes_by(tid, left);
                 self.tasks[tid as usize].legacy_written += written;
+                g = self.dirty_domains().0;
             }
-            let (g, _) = self.dirty_domains();
             if g.dirty > g.thresh && self.tasks[tid as usize].legacy_written < chunk {
                 // congestion_wait(WRITE, HZ/10), then round the loop again.
                 let t = &mut self.tasks[tid as usize];
@@ -68,7 +66,6 @@ impl Sim {
                 return;
             }
         }
-        let (g, _) = self.dirty_domains();
         if g.dirty < g.thresh {
             self.wb.dirty_exceeded = false;
         }
@@ -84,23 +81,13 @@ impl Sim {
     /// inodes, oldest-dirtied first, as far as the file device's request queue has room.
     /// Returns the pages written (their CPU goes to the writer's clock).
     fn writeback_inodes_by(&mut self, tid: u32, nr_to_write: u64) -> u64 {
-        let mut written = 0;
-        let mut tried = 0;
+        let (mut written, mut tried) = (0, 0);
         while written < nr_to_write && tried < self.wb.dirty_list.len() {
-            let dev = &self.io.file_dev;
-            let (in_flight, slots) = (dev.in_flight(), dev.params.nr_requests as u64);
-            if in_flight >= slots {
-                break;
-            }
-            let room = (slots - in_flight) * dev.params.max_request_pages as u64;
-            let Some(&obj) = self.wb.dirty_list.front() else { break };
-            let n = self.writeback_inode(tid, obj as usize, (nr_to_write - written).min(room));
-            written += n;
+            let (Some(room), Some(&obj)) = (self.file_queue_room(), self.wb.dirty_list.front()) else { break };
+            written += self.writeback_inode(tid, obj as usize, (nr_to_write - written).min(room));
             tried += 1;
             if self.wb.inodes[obj as usize].nr_dirty > 0 {
-                // requeue_io: behind the other dirty inodes.
-                self.wb.dirty_list.retain(|&o| o != obj);
-                self.wb.dirty_list.push_back(obj);
+                self.requeue_io(obj);
             }
         }
         written
