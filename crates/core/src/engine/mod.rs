@@ -47,7 +47,7 @@ pub(crate) use io::{DevRef, IoState};
 pub use kthread::{KernelThread, KthreadStep};
 pub(crate) use sched::Sched;
 pub use report::MAX_TIMESERIES_SAMPLES;
-pub use task::{TState, Task, TaskKind};
+pub use task::{DirtyWait, TState, Task, TaskKind};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {

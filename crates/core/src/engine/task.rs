@@ -23,6 +23,16 @@ pub enum TState {
     New,
 }
 
+/// What `balance_dirty_pages` asks of a writer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirtyWait {
+    None,
+    /// 3.2+: sleep this long (ns).
+    Pause(u64),
+    /// 2.6.28: `congestion_wait(WRITE, HZ/10)`, then round the loop again (writeback/legacy.rs).
+    CongestionWait,
+}
+
 pub struct Task {
     pub name: String,
     pub instance: u32,
@@ -97,12 +107,11 @@ pub struct Task {
     pub nr_dirtied_pause: u64,
     /// 2.6.28: pages this writer wrote back itself in the current balance_dirty_pages loop.
     pub legacy_written: u64,
-    /// 2.6.28: the writer sleeps in balance_dirty_pages' congestion_wait(WRITE, HZ/10).
-    pub dirty_congestion_wait: bool,
     /// 2.6.28: inside the balance_dirty_pages loop (re-entered with the next dirtied page).
     pub legacy_loop: bool,
     pub dirty_paused_when: u64,
-    pub dirty_pause_ns: u64,
+    /// The sleep `balance_dirty_pages` asked of the writer, taken when its touch ends.
+    pub dirty_wait: DirtyWait,
     pub dirty_pauses: u64,
     pub dirty_throttled_ns: u64,
 }
@@ -173,11 +182,10 @@ impl Task {
             ramp_ns: 0,
             nr_dirtied: 0,
             legacy_written: 0,
-            dirty_congestion_wait: false,
             legacy_loop: false,
             nr_dirtied_pause: crate::writeback::throttle::INIT_NR_DIRTIED_PAUSE,
             dirty_paused_when: 0,
-            dirty_pause_ns: 0,
+            dirty_wait: DirtyWait::None,
             dirty_pauses: 0,
             dirty_throttled_ns: 0,
         }

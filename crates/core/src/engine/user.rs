@@ -2,7 +2,7 @@
 //! faults and operations on the slow path, and the end of a task.
 
 use super::fault::Outcome;
-use super::{Sim, TState, TaskKind};
+use super::{DirtyWait, Sim, TState, TaskKind};
 use crate::mm::*;
 use crate::workload::Step;
 
@@ -174,23 +174,20 @@ impl Sim {
     /// (`io_schedule_timeout`) and goes on with its program when it ends. True when it sleeps.
     fn dirty_pause(&mut self, tid: u32, cpu: usize) -> bool {
         let t = &mut self.tasks[tid as usize];
-        if std::mem::take(&mut t.dirty_congestion_wait) {
-            // 2.6.28's balance_dirty_pages: congestion_wait(WRITE, HZ/10) (writeback/legacy.rs).
-            t.dirty_pauses += 1;
-            let at = t.clock;
-            let timeout = self.jiffy_ns * (self.cfg.config.kernel.hz as u64 / 10).max(1);
-            self.congestion_wait(tid, timeout);
-            self.release_cpu(cpu, at);
-            return true;
-        }
-        let pause = std::mem::take(&mut t.dirty_pause_ns);
-        if pause == 0 {
-            return false;
-        }
-        t.dirty_pauses += 1;
-        t.dirty_throttled_ns += pause;
         let at = t.clock;
-        self.sleep_until(tid, at + pause);
+        match std::mem::replace(&mut t.dirty_wait, DirtyWait::None) {
+            DirtyWait::None | DirtyWait::Pause(0) => return false,
+            DirtyWait::Pause(pause) => {
+                t.dirty_pauses += 1;
+                t.dirty_throttled_ns += pause;
+                self.sleep_until(tid, at + pause);
+            }
+            DirtyWait::CongestionWait => {
+                t.dirty_pauses += 1;
+                let timeout = self.jiffy_ns * (self.cfg.config.kernel.hz as u64 / 10).max(1);
+                self.congestion_wait(tid, timeout);
+            }
+        }
         self.release_cpu(cpu, at);
         true
     }

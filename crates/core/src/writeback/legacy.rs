@@ -61,7 +61,7 @@ impl Sim {
             if g.dirty > g.thresh && self.tasks[tid as usize].legacy_written < chunk {
                 // congestion_wait(WRITE, HZ/10), then round the loop again.
                 let t = &mut self.tasks[tid as usize];
-                t.dirty_congestion_wait = true;
+                t.dirty_wait = crate::engine::DirtyWait::CongestionWait;
                 t.legacy_loop = true;
                 return;
             }

@@ -190,7 +190,7 @@ impl Sim {
 
     /// A dirtier's share of the throttling, after each page written (`dirtied`: the page was
     /// newly dirtied, counted in the task's `nr_dirtied`): every `nr_dirtied_pause` pages, run
-    /// `balance_dirty_pages`, which may ask the task to sleep (`Task::dirty_pause_ns`).
+    /// `balance_dirty_pages`, which may ask the task to sleep (`Task::dirty_wait`).
     pub(crate) fn balance_dirty_pages_ratelimited(&mut self, tid: u32, dirtied: bool) {
         let mut ratelimit = self.tasks[tid as usize].nr_dirtied_pause;
         if self.profile < crate::config::Profile::V3_14 {
@@ -301,7 +301,7 @@ impl Sim {
         t.dirty_paused_when = start + pause;
         t.nr_dirtied = 0;
         t.nr_dirtied_pause = nr_dirtied_pause;
-        t.dirty_pause_ns = pause * self.jiffy_ns;
+        t.dirty_wait = crate::engine::DirtyWait::Pause(pause * self.jiffy_ns);
     }
 
     /// `__wb_update_bandwidth`: the write bandwidth from the pages written since the last
