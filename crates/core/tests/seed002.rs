@@ -103,3 +103,17 @@ fn under_2_6_32_brd_is_a_disk_to_swap_and_nonrot_changes_nothing() {
     let err = swaplab_core::config::load(&fill_verify("2.6.32", "ramdisk"), "w.toml", &["swap.0.params.queue_nonrot=3".into()]).unwrap_err().to_string();
     assert!(err.contains("queue_nonrot") && err.contains("expected boolean"), "{err}");
 }
+
+#[test]
+fn pages_freed_onto_per_cpu_lists_leave_2_6_32_napping_in_iowait_swapping_to_ram() {
+    // 2.6.32 frees reclaimed pages onto the CPU's per-CPU list, which the min-watermark check
+    // after direct reclaim does not count, and nothing drains it (2.6.36's 9ee493c did): the
+    // allocation fails right after reclaim made progress and the allocator naps in
+    // congestion_wait(HZ/50), which nothing wakes when swap is a brd ramdisk or frontswap.
+    // Seed 002: ">90-95%" iowait swapping to RAM, with or without frontswap.
+    for store in [&[][..], &["frontswap.capacity=\"8MiB\""][..]] {
+        let res = run_checked(&fill_verify("2.6.32", "ramdisk"), store);
+        assert!(res.summary.iowait_pct > 80.0, "{store:?}: {}% iowait", res.summary.iowait_pct);
+        assert_eq!(res.tasks[0].verify_errors, 0, "{store:?}: pages on the per-CPU lists were lost");
+    }
+}

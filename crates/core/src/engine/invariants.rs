@@ -16,12 +16,15 @@ impl Sim {
                 errs.push(s)
             }
         };
-        // Frames conserved: free list + in-use = all; free frames carry no state.
+        // Frames conserved: free (buddy and per-CPU lists) + in-use = all; free frames carry
+        // no state.
         let inuse = self.mem.frames.iter().filter(|f| f.has(PG_INUSE)).count();
-        if inuse + self.mem.free_list.len() != self.mem.frames.len() {
-            e(format!("frames not conserved: {inuse} in use + {} free != {}", self.mem.free_list.len(), self.mem.frames.len()));
+        let free = self.mem.nr_free_total() as usize;
+        if inuse + free != self.mem.frames.len() {
+            e(format!("frames not conserved: {inuse} in use + {free} free != {}", self.mem.frames.len()));
         }
-        for &f in &self.mem.free_list {
+        let pcp = self.mem.pcp.iter().flat_map(|p| p.frames());
+        for f in self.mem.free_list.iter().copied().chain(pcp) {
             if self.mem.frames[f as usize].flags != 0 {
                 e(format!("free frame {f} has flags {:#x}", self.mem.frames[f as usize].flags));
             }

@@ -26,7 +26,7 @@ impl Sim {
 
     #[inline]
     pub(crate) fn take_frame(&mut self) -> u32 {
-        let f = self.mem.free_list.pop().expect("caller checked free pages");
+        let f = self.mem.pop_free().expect("caller checked free pages");
         self.mem.frames[f as usize] = Frame { flags: PG_INUSE, ..Frame::FREE };
         self.mem.charged += 1;
         self.stats.vm.pgalloc_normal += 1;
@@ -168,10 +168,12 @@ impl Sim {
     pub(crate) fn free_frame(&mut self, f: u32) {
         debug_assert!(!self.mem.frames[f as usize].has(PG_LRU));
         self.mem.frames[f as usize] = Frame::FREE;
-        self.mem.free_list.push(f);
-        // free_pages_bulk: a freed page ends the zone's unreclaimable streak (2.6.28).
-        self.reclaim.pages_scanned = 0;
-        self.reclaim.all_unreclaimable = false;
+        if self.mem.push_free(f) {
+            // free_pages_bulk: pages reaching the buddy lists end the zone's unreclaimable
+            // streak (2.6.28).
+            self.reclaim.pages_scanned = 0;
+            self.reclaim.all_unreclaimable = false;
+        }
         self.mem.charged -= 1;
         self.stats.vm.pgfree += 1;
     }

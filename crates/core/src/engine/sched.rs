@@ -173,6 +173,7 @@ impl Sim {
 
     pub(super) fn run_cpu(&mut self, cpu: usize) {
         let Some(tid) = self.sched.cpus[cpu] else { return };
+        self.mem.cpu = cpu;
         let now = self.now;
         let (clock, slice_end) = {
             let t = &mut self.tasks[tid as usize];

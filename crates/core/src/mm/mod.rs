@@ -5,6 +5,7 @@
 //! a shared mapping's inode entry 8; a resident touch reads one PTE and sets two bits.
 
 pub mod lru;
+pub mod pcp;
 
 pub use lru::{LruList, Lrus};
 
@@ -24,7 +25,13 @@ pub const PTRS_PER_PMD: u64 = 512;
 /// memory cgroup's charge.
 pub struct Memory {
     pub frames: Vec<Frame>,
+    /// The buddy allocator's free pages (`NR_FREE_PAGES`: what the watermarks read).
     pub free_list: Vec<u32>,
+    /// 2.6.32's per-CPU page lists (`pcp.rs`), None in the eras whose free count is one list.
+    pub pcp: Option<pcp::PerCpuPages>,
+    /// The CPU whose code the simulation is running: the per-CPU list a free or an allocation
+    /// uses.
+    pub cpu: usize,
     pub vmas: Vec<Vma>,
     pub objects: Vec<Object>,
     pub wm: crate::config::Watermarks,
@@ -46,6 +53,9 @@ impl Memory {
             frames: vec![Frame::FREE; managed as usize],
             // LIFO free list whose first pops are low frame numbers (deterministic, cache friendly).
             free_list: (0..managed as u32).rev().collect(),
+            pcp: crate::config::era_2_6_32(&c.kernel.profile)
+                .then(|| pcp::PerCpuPages::new(c.machine.cpus as usize, c.machine.ram.pages())),
+            cpu: 0,
             vmas: Vec::new(),
             objects: Vec::new(),
             wm,
@@ -55,8 +65,34 @@ impl Memory {
         }
     }
 
+    /// The zone's free pages as the watermark checks read them (`NR_FREE_PAGES`: buddy pages,
+    /// not those on per-CPU lists).
     pub fn nr_free(&self) -> u64 {
         self.free_list.len() as u64
+    }
+
+    /// Free pages anywhere (buddy and per-CPU lists).
+    pub fn nr_free_total(&self) -> u64 {
+        self.nr_free() + self.pcp.as_ref().map_or(0, |p| p.len() as u64)
+    }
+
+    /// Take a free frame on the running CPU (its per-CPU list when there are any).
+    pub fn pop_free(&mut self) -> Option<u32> {
+        match &mut self.pcp {
+            Some(p) => p.alloc(self.cpu, &mut self.free_list),
+            None => self.free_list.pop(),
+        }
+    }
+
+    /// Give a frame back on the running CPU; true when pages reached the buddy lists.
+    pub fn push_free(&mut self, f: u32) -> bool {
+        match &mut self.pcp {
+            Some(p) => p.free(self.cpu, f, &mut self.free_list) > 0,
+            None => {
+                self.free_list.push(f);
+                true
+            }
+        }
     }
 }
 
