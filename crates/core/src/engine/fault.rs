@@ -229,6 +229,12 @@ impl Sim {
         }
         // Swap-cache miss: readahead around the target (§1.2-§1.6), then sleep on the target.
         let target = alloc_or_return!(self, tid, cpu);
+        if !shmem {
+            // do_swap_page contends for the swap token before the read.
+            if let Some(token) = &mut self.swap.token {
+                token.grab(tid);
+            }
+        }
         self.add_to_swap_cache_for_read(target, dev, slot, false);
         let mut plugs = SwapPlugs::for_task(self.swap.areas.len(), tid);
         let store_cpu = self.swapin_readahead(tid, cpu, v, (dev, slot), target, fault_vpn, shmem, &mut plugs);

@@ -234,6 +234,10 @@ impl Sim {
         }
         let t = &mut self.tasks[tid as usize];
         let vmas = t.vmas.clone();
+        // mmput: exit_mmap, and the swap token goes with the mm.
+        if let Some(token) = &mut self.swap.token {
+            token.put(tid);
+        }
         for v in vmas {
             self.zap_vma(v);
         }

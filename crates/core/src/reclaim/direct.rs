@@ -53,7 +53,11 @@ impl Sim {
         }
         let start = self.tasks[tid as usize].clock;
         sc.start_clock = start;
+        self.reclaim.current = Some(tid);
         while sc.priority >= 0 {
+            if sc.priority == 0 {
+                self.disable_swap_token();
+            }
             sc.nr_scanned = 0;
             sc.nr_taken = 0;
             sc.nr_writeback = 0;
@@ -67,6 +71,7 @@ impl Sim {
                 let nap = sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2;
                 sc.priority -= 1;
                 if nap && may_nap {
+                    self.reclaim.current = None;
                     self.direct_reclaim_nap(tid, &sc, memcg, all_unreclaimable);
                     return DirectReclaim::Napping;
                 }
@@ -77,6 +82,7 @@ impl Sim {
             }
             sc.priority -= 1;
         }
+        self.reclaim.current = None;
         self.reclaim_cycle_end();
         self.account_direct_reclaim(tid, &sc);
         if sc.nr_reclaimed > 0 {
@@ -87,6 +93,13 @@ impl Sim {
             return DirectReclaim::Done(sc.nr_reclaimed.max(1));
         }
         DirectReclaim::Done(sc.nr_reclaimed)
+    }
+
+    /// `disable_swap_token`: reclaim at priority 0 takes the token from its holder.
+    pub(crate) fn disable_swap_token(&mut self) {
+        if let Some(token) = &mut self.swap.token {
+            token.disable();
+        }
     }
 
     /// 2.6.28 `shrink_zones`: a zone kswapd marked all-unreclaimable is skipped below

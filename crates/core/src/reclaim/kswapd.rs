@@ -164,6 +164,10 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     let mut sc = ScanControl::new(sim.mem.wm.high.max(SWAP_CLUSTER_MAX), true, false, cpu);
     sc.priority = sim.reclaim.kswapd.priority;
     sc.start_clock = sim.tasks[tid as usize].clock;
+    if sc.priority == 0 {
+        // "The swap token gets in the way of swapout..."
+        sim.disable_swap_token();
+    }
     let unreclaimable = sim.reclaim.all_unreclaimable && sc.priority != DEF_PRIORITY;
     if !unreclaimable {
         sim.kswapd_age(&mut sc);

@@ -52,11 +52,14 @@ pub struct ReclaimState {
     /// dirty file folios, so it may write file folios itself; cleared when the node is
     /// balanced.
     pub pgdat_dirty: bool,
+    /// The task a direct reclaim runs for (the kernel's `current` in reclaim); None for
+    /// kswapd and other kernel threads.
+    pub current: Option<u32>,
 }
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, all_unreclaimable: false }
+        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, all_unreclaimable: false, current: None }
     }
 
     /// The policy, outside its own reclaim passes.

@@ -336,17 +336,19 @@ impl Sim {
     /// `folio_referenced`: test-and-clear the accessed bit of every PTE mapping the folio.
     pub(crate) fn folio_referenced(&mut self, f: u32) -> Referenced {
         let fr = self.mem.frames[f as usize];
-        let mem = &mut self.mem;
         match fr.owner_kind() {
             Owner::None => Referenced::default(),
             Owner::Anon => {
-                let vma = &mut mem.vmas[fr.owner as usize];
+                let token = self.swap_token_pretends_referenced(self.mem.vmas[fr.owner as usize].task);
+                let vma = &mut self.mem.vmas[fr.owner as usize];
                 let pte = &mut vma.ptes[fr.index as usize];
                 let young = *pte & PTE_ACCESSED != 0;
                 *pte &= !PTE_ACCESSED;
-                Referenced { ptes: young as u32, walks: 1, exec: young && vma.exec }
+                let referenced = young || token;
+                Referenced { ptes: referenced as u32, walks: 1, exec: referenced && vma.exec }
             }
             Owner::Shmem | Owner::File => {
+                let mem = &mut self.mem;
                 let mut r = Referenced::default();
                 let obj = &mem.objects[fr.owner as usize];
                 for &v in &obj.vmas {
@@ -363,6 +365,15 @@ impl Sim {
                 r
             }
         }
+    }
+
+    /// `page_referenced_one`'s swap-token rule (`swap/token.rs`): a page of the token's
+    /// holder counts as referenced when reclaim runs outside the holder's context while the
+    /// holder is inside a page fault (holding its mmap_sem: a fault the model retries after a
+    /// sleep).
+    fn swap_token_pretends_referenced(&self, owner: u32) -> bool {
+        let Some(token) = &self.swap.token else { return false };
+        token.holder() == Some(owner) && self.reclaim.current != Some(owner) && self.tasks[owner as usize].pending.is_some()
     }
 
     /// `try_to_unmap`: every PTE of the folio becomes a swap entry (anon) or none (shared);
