@@ -13,6 +13,18 @@
 //! (KOSAKI, lkml 2010-08-05: "congestion_wait(HZ/10) become almostly equivalent
 //! schedule_timeout(HZ/10)"). A task waiting here is woken by `clear_bdi_congested`, which is
 //! modelled at the completion that takes a queue below the off threshold.
+//!
+//! 2.6.32 (the profile's `IoState::wake_on_freed_request`): `freed_request` →
+//! `__freed_request` calls `blk_clear_queue_congested` for *every* request freed while the
+//! queue's count of its direction is below the off threshold, and `clear_bdi_congested` wakes
+//! the direction's waiters whether or not the queue had been congested. So a nap in
+//! `congestion_wait(BLK_RW_ASYNC, ..)` ends at the next async (write) request a request-based
+//! queue frees: "If no backing_devs are congested then just wait for the next write to be
+//! completed" (its kernel-doc). A bio-based driver such as brd allocates no requests and frees
+//! none (and frontswap does no I/O), so there the nap lasts its whole timeout. The model's
+//! writes are async (reclaim's swap-out and the flusher write WB_SYNC_NONE), its reads sync.
+//! 2.6.28 had the same code (with WRITE for BLK_RW_ASYNC); its profile keeps the
+//! congestion-transition wake-up until the fidelity work on that profile adopts this.
 
 use super::{DevRef, Sim};
 
@@ -51,11 +63,16 @@ impl Sim {
         }
     }
 
-    /// After a completion on `dev`: below the off threshold the queue is no longer congested
-    /// and everyone in `congestion_wait` wakes (`clear_bdi_congested`).
-    pub(crate) fn note_complete_congestion(&mut self, dev: DevRef) {
+    /// After a completion on `dev` (`write`: an async request): below the off threshold the
+    /// queue is no longer congested and everyone in `congestion_wait` wakes
+    /// (`clear_bdi_congested`); in 2.6.32 every freed async request there wakes them.
+    pub(crate) fn note_complete_congestion(&mut self, dev: DevRef, write: bool) {
         let Some((n, _, off)) = self.dev_congestion_thresholds(dev) else { return };
-        if n >= off || !self.io.congested.contains(&dev) {
+        if n >= off {
+            return;
+        }
+        let was_congested = self.io.congested.contains(&dev);
+        if !was_congested && !(write && self.io.wake_on_freed_request) {
             return;
         }
         self.io.congested.retain(|&d| d != dev);

@@ -37,6 +37,9 @@ pub(crate) struct IoState {
     pub congestion_waiters: Vec<u32>,
     /// Queues marked write-congested (`bdi_write_congested`), in the order they became so.
     pub congested: Vec<DevRef>,
+    /// 2.6.32: every async request freed below the off threshold wakes `congestion_wait`
+    /// (engine/congestion.rs), not only the one that ends a congestion.
+    pub wake_on_freed_request: bool,
     /// Folios under writeback (`nr_writeback`).
     pub nr_writeback: u64,
     /// Pages whose writeback completed, and the count when the first throttled sleeper began.
@@ -58,6 +61,7 @@ impl IoState {
             writeback_waiters: Vec::new(),
             congestion_waiters: Vec::new(),
             congested: Vec::new(),
+            wake_on_freed_request: crate::config::era_2_6_32(&cfg.config.kernel.profile),
             nr_writeback: 0,
             wb_completed: 0,
             wb_throttle_start: 0,
@@ -225,7 +229,7 @@ impl Sim {
         if let Some((next, done)) = self.device_mut(req.dev).complete(now, req.write) {
             self.push(done, Ev::IoDone(next));
         }
-        self.note_complete_congestion(req.dev);
+        self.note_complete_congestion(req.dev, req.write);
         if req.dev == DevRef::File {
             self.wb_io_done(if req.write { req.frames.len() as u64 } else { 0 });
         }
