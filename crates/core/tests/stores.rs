@@ -135,6 +135,12 @@ impl FrontingStore for Audit {
     fn writeback_gave_up(&mut self) {
         self.inner.writeback_gave_up()
     }
+    fn shrinker_count(&mut self) -> u64 {
+        self.inner.shrinker_count()
+    }
+    fn shrinker_walk_one(&mut self) -> store::ShrinkerStep {
+        self.inner.shrinker_walk_one()
+    }
     fn counters(&self) -> StoreCounters {
         self.inner.counters()
     }
@@ -287,6 +293,62 @@ fn zswap_shrinker_writes_back_the_coldest_entries_first() {
     assert_eq!(order, expect);
     assert_eq!(z.pool_pages(), 0);
     assert!(z.check().is_empty());
+}
+
+#[test]
+fn zswap_memory_pressure_shrinker_writes_back_before_the_pool_fills() {
+    // shrinker_enabled: reclaim passes (here a memory cgroup's, cgroup v2) write the pool's
+    // cold entries back although the pool never reaches max_pool_percent; off, nothing is
+    // written back. Either way every page is found again (the audit).
+    let pressure = ["machine.memcg_limit=\"20MiB\"", "task.0.phase.0.pattern=random", "zswap.max_pool_percent=60"];
+    let off = with(ZSWAP, &pressure);
+    let (res_off, _) = audited(BASE, &refs(&off));
+    assert_eq!((v(&res_off, "zswpwb"), dbg(&res_off, "pool_limit_hit")), (0, 0));
+    let on = with(&refs(&off), &["zswap.shrinker_enabled=true"]);
+    let (res, log) = audited(BASE, &refs(&on));
+    let wb = v(&res, "zswpwb");
+    assert!(wb > 100, "zswpwb {wb}");
+    assert_eq!(dbg(&res, "pool_limit_hit"), 0, "the pool never filled: the shrinker wrote back");
+    assert_eq!(log.writebacks.len() as u64, wb);
+    assert!(res.store.as_ref().unwrap().pool_pages_max < res_off.store.as_ref().unwrap().pool_pages_max);
+}
+
+#[test]
+fn zswap_shrinker_counts_nothing_on_cgroup_v1() {
+    // zswap_shrinker_count reads the memcg's zswap statistics, which v1 never charges.
+    let ov = with(ZSWAP, &["machine.memcg_limit=\"20MiB\"", "task.0.phase.0.pattern=random", "zswap.max_pool_percent=60", "zswap.shrinker_enabled=true", "machine.cgroup_version=1"]);
+    let (res, _) = audited(BASE, &refs(&ov));
+    assert!(v(&res, "zswpout") > 0);
+    assert_eq!(dbg(&res, "pool_limit_hit"), 0, "the pool never filled: no worker writeback either");
+    assert_eq!(v(&res, "zswpwb"), 0);
+}
+
+#[test]
+fn zswap_shrinker_count_spares_disk_swapins_and_scales_by_compression() {
+    let r = load(BASE, &with(ZSWAP, &["zswap.shrinker_enabled=true"]).iter().map(|s| s.as_str()).collect::<Vec<_>>());
+    let mut z = store::build(&r);
+    for slot in 1..=300u32 {
+        let ctx = StoreCtx { now: 0, free_frames: u64::MAX, page_key: swaplab_core::swap::store::zswap::content::page_key(1, slot as u64) };
+        z.store(0, slot, &ctx);
+    }
+    let stored = dbg_of(&*z, "stored_pages");
+    let full = z.shrinker_count();
+    // Freeable entries scaled by pool pages per stored page: ~1/2.9 at 3:1.
+    assert_eq!(full, stored * z.pool_pages() / stored);
+    assert!(full > 0 && full < stored / 2, "{full} of {stored}");
+    // Reads from the device (load misses) protect as many entries, once.
+    let ctx = StoreCtx { now: 0, free_frames: u64::MAX, page_key: 0 };
+    for slot in 1000..1100u32 {
+        assert!(matches!(z.load(0, slot, &ctx, true), LoadOutcome::Miss));
+    }
+    assert_eq!(z.shrinker_count(), (stored - 100) * z.pool_pages() / stored);
+    assert_eq!(z.shrinker_count(), full, "the protection is consumed by the count");
+    // The walk gives the second chance before any candidate.
+    assert_eq!(z.shrinker_walk_one(), store::ShrinkerStep::Rotated);
+}
+
+fn dbg_of(z: &dyn FrontingStore, name: &str) -> u64 {
+    z.counters().debugfs.into_iter().find(|(k, _)| *k == name).map(|(_, v)| v).unwrap_or_else(|| panic!("no {name}"))
 }
 
 #[test]

@@ -55,6 +55,11 @@ pub struct ZswapSpec {
     /// `memory.zswap.writeback` (6.8+): 0 forbids writing the pool back to the swap device.
     #[serde(default = "default_true")]
     pub memcg_writeback: bool,
+    /// `shrinker_enabled` (6.8+, `CONFIG_ZSWAP_SHRINKER_DEFAULT_ON` default n): the
+    /// memory-pressure shrinker writes the pool's cold entries back from every reclaim pass
+    /// (`shrink_slab`), not only when the pool is full (`swap/store/zswap/shrinker.rs`).
+    #[serde(default)]
+    pub shrinker_enabled: bool,
     /// Store pages that do not compress as they are (6.18+, only where writeback is allowed)
     /// instead of rejecting them (`reject_compress_poor`, up to 6.17).
     #[serde(default)]

@@ -197,6 +197,9 @@ impl Sim {
         let before = sc.nr_reclaimed;
         let (file_before, dirty_before) = (sc.nr_file_taken, sc.nr_unqueued_dirty);
         self.with_policy(|p, sim| p.shrink_node(sim, sc));
+        // shrink_slab after the LRUs (shrink_node_memcgs, lru_gen's shrink_one): the one
+        // shrinker the model has is zswap's.
+        self.zswap_shrink_slab(sc);
         if sc.nr_reclaimed > before {
             self.reclaim.kswapd_failures = 0;
         }

@@ -47,6 +47,8 @@ pub struct SwapSystem {
     pub pool_frames_max: u64,
     /// The frames zram devices' pools hold (charged to no memory cgroup).
     pub zram_frames: Vec<u32>,
+    /// The zswap shrinker's deferred scan count (`shrinker->nr_deferred`).
+    pub shrinker_deferred: u64,
     /// 2.6.32's swap token (`token.rs`); None in the eras the model runs without it.
     pub token: Option<token::SwapToken>,
 }
@@ -79,7 +81,7 @@ impl SwapSystem {
         order.sort_by_key(|&i| (Reverse(areas[i].priority), i));
         let any_rotational = areas.iter().any(|s| s.rotational());
         let ra_name = crate::engine::resolve_readahead(&c.kernel.readahead, profile, c.kernel.vma_ra_enabled, any_rotational);
-        SwapSystem { areas, order, ra: readahead::build(&ra_name), ra_name, cache_bypass: profile >= Profile::V4_14, store: store::build(cfg), pool_frames: Vec::new(), writeback_worker: None, pool_frames_max: 0, zram_frames: Vec::new(), token: crate::config::era_2_6_32(&c.kernel.profile).then(token::SwapToken::default) }
+        SwapSystem { areas, order, ra: readahead::build(&ra_name), ra_name, cache_bypass: profile >= Profile::V4_14, store: store::build(cfg), pool_frames: Vec::new(), writeback_worker: None, pool_frames_max: 0, zram_frames: Vec::new(), shrinker_deferred: 0, token: crate::config::era_2_6_32(&c.kernel.profile).then(token::SwapToken::default) }
     }
 
     /// Free swap slots on all areas (`get_nr_swap_pages`).

@@ -54,6 +54,17 @@ pub enum StoreOutcome {
     Refused { cpu_ns: u64 },
 }
 
+/// One step of the memory-pressure shrinker's walk of the store's LRU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShrinkerStep {
+    /// Nothing stored.
+    Empty,
+    /// The oldest entry was referenced: cleared and moved to the young end (LRU_ROTATE).
+    Rotated,
+    /// The oldest entry, unreferenced: write (`dev`, `slot`) back.
+    Candidate(usize, u32),
+}
+
 /// What `load` found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoadOutcome {
@@ -116,6 +127,15 @@ pub trait FrontingStore {
     }
     /// The worker gave up (nothing it could write back).
     fn writeback_gave_up(&mut self) {}
+    /// The memory-pressure shrinker's `count_objects`: entries it offers to reclaim now
+    /// (0: none, or no such shrinker).
+    fn shrinker_count(&mut self) -> u64 {
+        0
+    }
+    /// One step of the shrinker's LRU walk (`list_lru_walk_one` with `shrink_memcg_cb`).
+    fn shrinker_walk_one(&mut self) -> ShrinkerStep {
+        ShrinkerStep::Empty
+    }
     fn counters(&self) -> StoreCounters {
         StoreCounters::default()
     }

@@ -12,7 +12,9 @@
 //!   frame is free). A stored entry starts referenced at the head of the zswap LRU.
 //! * `zswap_load`: decompress; in the swap cache the load is exclusive (entry freed, folio
 //!   dirty); on the synchronous-device bypass the entry stays until the slot is freed.
-//! * writeback (`shrinker.rs`): the LRU tail with a second chance for referenced entries.
+//! * writeback (`shrinker.rs`): the LRU tail with a second chance for referenced entries, by
+//!   the shrink worker when the pool is full and, with `shrinker_enabled`, by the
+//!   memory-pressure shrinker in every reclaim pass.
 //!
 //! Files: `zsmalloc.rs` the pool's size classes, `compressor.rs` CPU costs, `content.rs` the
 //! page-content model, `shrinker.rs` the writeback worker. The pool's pages are frames of the
@@ -23,7 +25,7 @@ pub mod content;
 pub mod shrinker;
 pub mod zsmalloc;
 
-use super::{FrontingStore, Held, LoadOutcome, StoreCounters, StoreCtx, StoreOutcome};
+use super::{FrontingStore, Held, LoadOutcome, ShrinkerStep, StoreCounters, StoreCtx, StoreOutcome};
 use crate::config::Resolved;
 use crate::mm::{NONE, PAGE_SIZE};
 use compressor::{CompressorCost, STORE_OVERHEAD_NS, ZERO_CHECK_NS, ZERO_FILL_NS};
@@ -72,6 +74,11 @@ pub struct Zswap {
     shrink_queued: bool,
     memcg_max: Option<u64>,
     memcg_writeback: bool,
+    /// `shrinker_enabled`: the memory-pressure shrinker (`shrinker.rs`).
+    shrinker_enabled: bool,
+    /// `nr_disk_swapins` of the (one) lruvec: swap-ins read from the device since the
+    /// shrinker last counted, which it leaves alone.
+    nr_disk_swapins: u64,
     store_incompressible: bool,
     /// Per swap area: the entry of each slot, or NONE.
     index: Vec<Vec<u32>>,
@@ -108,6 +115,8 @@ impl Zswap {
             shrink_queued: false,
             memcg_max: z.memcg_max.map(|s| s.0),
             memcg_writeback: z.memcg_writeback,
+            shrinker_enabled: z.shrinker_enabled,
+            nr_disk_swapins: 0,
             store_incompressible: z.store_incompressible,
             index: slots.iter().map(|&n| vec![NONE; n]).collect(),
             zero: slots.iter().map(|&n| vec![0u64; n.div_ceil(64)]).collect(),
@@ -258,6 +267,9 @@ impl FrontingStore for Zswap {
             return LoadOutcome::Hit { cpu_ns: ZERO_FILL_NS, exclusive: false };
         }
         if self.index[dev][slot as usize] == NONE {
+            // zswap_folio_swapin: a read from the slower device protects that many entries
+            // from the shrinker (`nr_disk_swapins`).
+            self.nr_disk_swapins += 1;
             return LoadOutcome::Miss;
         }
         self.c.zswpin += 1;
@@ -328,6 +340,37 @@ impl FrontingStore for Zswap {
 
     fn writeback_gave_up(&mut self) {
         self.shrink_queued = false;
+    }
+
+    fn shrinker_count(&mut self) -> u64 {
+        // zswap_shrinker_count: nothing unless enabled and the cgroup may write back; the
+        // LRU's entries less those protected by recent disk swap-ins (consumed), scaled by the
+        // pool's pages per stored page, so that the better zswap compresses the fewer pages
+        // it evicts.
+        if !self.shrinker_enabled || !self.memcg_writeback || self.stored_pages == 0 {
+            return 0;
+        }
+        let freeable = self.stored_pages;
+        let protected = self.nr_disk_swapins.min(freeable);
+        self.nr_disk_swapins -= protected;
+        let freeable = freeable - protected;
+        freeable * self.pool.total_pages() / self.stored_pages
+    }
+
+    fn shrinker_walk_one(&mut self) -> ShrinkerStep {
+        // shrink_memcg_cb: the second chance, as the shrink worker's walk.
+        let e = self.lru_tail;
+        if e == NONE {
+            return ShrinkerStep::Empty;
+        }
+        let en = &mut self.entries[e as usize];
+        if !en.referenced {
+            return ShrinkerStep::Candidate(en.dev as usize, en.slot);
+        }
+        en.referenced = false;
+        self.lru_unlink(e);
+        self.lru_push_head(e);
+        ShrinkerStep::Rotated
     }
 
     fn counters(&self) -> StoreCounters {

@@ -1,6 +1,6 @@
 //! zswap writeback: the shrink worker that writes the pool's coldest entries back to the swap
 //! device (`shrink_worker` → `shrink_memcg_cb` → `zswap_writeback_entry`, kernel-algorithms.md
-//! §6.2).
+//! §6.2), and the memory-pressure shrinker that does the same from reclaim.
 //!
 //! The worker is queued when a store is refused because the pool reached `max_pool_percent`
 //! (or the memcg its `zswap.max`) and runs until the pool is back under the accept threshold,
@@ -12,15 +12,34 @@
 //! folio marked for reclaim and written through the swap device (`pswpout`); when the write
 //! completes it rotates to the inactive tail and reclaim frees it.
 //!
-//! Not modelled: the memory-pressure shrinker (`shrinker_enabled`, run from `shrink_slab` in
-//! every reclaim pass) and the synchronous memcg shrink of `zswap.max`; both write back
-//! through the same `Sim::zswap_writeback_one`.
+//! The memory-pressure shrinker (6.8+, `zswap.shrinker_enabled`; `zswap_shrinker_count` /
+//! `zswap_shrinker_scan`) runs in every reclaim pass as `shrink_slab` runs a shrinker
+//! (`do_shrink_slab`, DEFAULT_SEEKS 2, batches of SHRINK_BATCH 128): it is offered
+//! `freeable >> priority` × 4 / seeks entries plus its deferred work (at most twice the
+//! freeable), where freeable is the LRU's entries less those protected by recent disk
+//! swap-ins, scaled by pool pages per stored page (`Zswap::shrinker_count`); each batch walks
+//! that many LRU entries with the second chance and writes back the unreferenced ones. A batch
+//! that frees nothing, or that meets an entry whose page is in the swap cache ("a sign that we
+//! are shrinking into the warmer region"), stops the shrinker (SHRINK_STOP); what it did not
+//! scan is deferred to the next pass. Its CPU is the reclaimer's (decompression as
+//! `compression`, the device submission by block-layer stage; a synchronous device's copy and
+//! block-layer figure as `blk_dispatch`).
+//!
+//! On cgroup v1 the shrinker counts nothing (its counts are the memcg's zswap statistics,
+//! which v1 never charges). Not modelled: the synchronous memcg shrink of `zswap.max`.
 
 use crate::device::{Plug, Request};
 use crate::engine::{DevRef, KernelThread, KthreadStep, Sim};
 use crate::mm::*;
-use crate::reclaim::MAX_RECLAIM_RETRIES;
+use crate::reclaim::{ScanControl, MAX_RECLAIM_RETRIES};
+use crate::stats::cpu::{CpuCategory, CpuCost};
+use crate::swap::store::ShrinkerStep;
 use crate::swap::SWAP_HAS_CACHE;
+
+/// `DEFAULT_SEEKS`: zswap's shrinker's cost to recreate an object (`zswap_alloc_shrinker`).
+const DEFAULT_SEEKS: u64 = 2;
+/// `SHRINK_BATCH`: the shrinker's batch (zswap sets none).
+const SHRINK_BATCH: u64 = 128;
 
 /// CPU of one step of the LRU walk that found nothing to write (`list_lru_walk_one` over a
 /// few entries under the LRU lock): an assumption of a microsecond.
@@ -82,11 +101,24 @@ impl Sim {
     /// returns the CPU it cost, or None when nothing could be written back.
     pub(crate) fn zswap_writeback_one(&mut self, at: u64) -> Option<u64> {
         let (dev, slot) = self.swap.store.writeback_next()?;
+        self.zswap_writeback_entry(dev, slot, at).ok().map(|c| c.total())
+    }
+
+    /// `zswap_writeback_entry` for (`dev`, `slot`): the CPU it cost by category, or why the
+    /// entry stays (it is then rotated and counted in `reject_reclaim_fail`).
+    fn zswap_writeback_entry(&mut self, dev: usize, slot: u32, at: u64) -> Result<CpuCost, WritebackFail> {
         // __read_swap_cache_async: a folio already there means the page was just swapped in;
         // the new folio is a GFP_KERNEL allocation the model does not reclaim for.
-        if self.swap.areas[dev].cache[slot as usize] != NONE || self.nr_free() <= self.mem.wm.min {
+        let fail = if self.swap.areas[dev].cache[slot as usize] != NONE {
+            Some(WritebackFail::InSwapCache)
+        } else if self.nr_free() <= self.mem.wm.min {
+            Some(WritebackFail::NoMemory)
+        } else {
+            None
+        };
+        if let Some(why) = fail {
             self.swap.store.writeback_keep(dev, slot);
-            return None;
+            return Err(why);
         }
         let f = self.take_frame();
         let fr = &mut self.mem.frames[f as usize];
@@ -96,23 +128,83 @@ impl Sim {
         area.cache[slot as usize] = f;
         area.map[slot as usize] |= SWAP_HAS_CACHE;
         self.lru_add(f);
-        let mut cpu = self.swap.store.writeback_take(dev, slot);
+        let mut cost = CpuCost::of(CpuCategory::Compression, self.swap.store.writeback_take(dev, slot));
         self.sync_pool_frames();
         // __swap_writepage: past the store, to the device.
         self.stats.vm.pswpout += 1;
         let d = &mut self.swap.areas[dev].device;
         if d.params.synchronous {
-            cpu += d.sync_cpu_ns(1, true) + d.block_layer_cpu_ns();
+            cost.charge(CpuCategory::BlkDispatch, d.sync_cpu_ns(1, true) + d.block_layer_cpu_ns());
             d.sync_io(Request { start: slot as u64, pages: 1, write: true });
             self.stats.vm.pgpgout += PAGE_KB;
             self.mem.frames[f as usize].flags &= !PG_RECLAIM;
-            return Some(cpu);
+            return Ok(cost);
         }
         self.mem.frames[f as usize].flags |= PG_WRITEBACK;
         self.io.nr_writeback += 1;
         let mut plug = Plug::default();
         plug.add(slot as u64, true, f, self.swap.areas[dev].device.params.max_request_pages);
-        cpu += self.submit_plug(DevRef::Swap(dev), plug, at + cpu);
-        Some(cpu)
+        let at = at + cost.total();
+        cost.add(&self.submit_plug_by_category(DevRef::Swap(dev), plug, at));
+        Ok(cost)
     }
+
+    /// `shrink_slab` → `do_shrink_slab` for zswap's shrinker, inside a reclaim pass at
+    /// `sc.priority` (see the module doc); pages it writes back are freed by later passes
+    /// once their writes complete, as in the kernel (the shrinker's `freed` counts entries).
+    pub(crate) fn zswap_shrink_slab(&mut self, sc: &mut ScanControl) {
+        // zswap_shrinker_count reads the memcg's zswap statistics, which cgroup v1 never
+        // fills (obj_cgroup_charge_zswap returns at once there): the shrinker finds nothing.
+        if !self.mem.pool_charged {
+            return;
+        }
+        let freeable = self.swap.store.shrinker_count();
+        if freeable == 0 {
+            return;
+        }
+        let deferred = std::mem::take(&mut self.swap.shrinker_deferred);
+        let delta = (freeable >> sc.priority) * 4 / DEFAULT_SEEKS;
+        let mut total_scan = ((deferred >> sc.priority) + delta).min(2 * freeable);
+        let mut scanned = 0;
+        while total_scan >= SHRINK_BATCH || total_scan >= freeable {
+            let nr_to_scan = SHRINK_BATCH.min(total_scan);
+            let (freed, stop) = self.zswap_shrinker_scan(nr_to_scan, sc);
+            if stop || freed == 0 {
+                break;
+            }
+            total_scan -= nr_to_scan;
+            scanned += nr_to_scan;
+        }
+        self.swap.shrinker_deferred = (deferred + delta).saturating_sub(scanned).min(2 * freeable);
+    }
+
+    /// `zswap_shrinker_scan`: walk `nr_to_walk` LRU entries; returns the entries written
+    /// back and whether a page in the swap cache stopped the walk.
+    fn zswap_shrinker_scan(&mut self, nr_to_walk: u64, sc: &mut ScanControl) -> (u64, bool) {
+        let mut freed = 0;
+        for _ in 0..nr_to_walk {
+            let (dev, slot) = match self.swap.store.shrinker_walk_one() {
+                ShrinkerStep::Empty => break,
+                ShrinkerStep::Rotated => continue,
+                ShrinkerStep::Candidate(dev, slot) => (dev, slot),
+            };
+            match self.zswap_writeback_entry(dev, slot, sc.start_clock + sc.cost.total()) {
+                Ok(cost) => {
+                    sc.cost.add(&cost);
+                    freed += 1;
+                }
+                Err(WritebackFail::InSwapCache) => return (freed, true),
+                Err(WritebackFail::NoMemory) => {}
+            }
+        }
+        (freed, false)
+    }
+}
+
+/// Why `zswap_writeback_entry` kept an entry.
+enum WritebackFail {
+    /// -EEXIST: the page is in the swap cache (just swapped in).
+    InSwapCache,
+    /// -ENOMEM: no page for the new swap-cache folio.
+    NoMemory,
 }
