@@ -245,6 +245,18 @@ fn zswap_full_pool_writes_back_coldest_through_the_device() {
 }
 
 #[test]
+fn zswap_worker_charges_its_folio_to_the_full_cgroup_and_reclaims_it_first() {
+    // The shrink worker's swap-cache folio is charged to the entry's memory cgroup (v1 too);
+    // at the limit the worker reclaims the group before taking it. The audit and the
+    // invariants (charge == frames in use less the uncharged v1 pool) hold throughout.
+    let ov = with(ZSWAP, &["zswap.max_pool_percent=2", "task.0.phase.0.pattern=random", "machine.memcg_limit=\"16MiB\"", "machine.cgroup_version=1"]);
+    let (res, log) = audited(BASE, &refs(&ov));
+    let wb = v(&res, "zswpwb");
+    assert!(wb > 0 && dbg(&res, "pool_limit_hit") > 0, "zswpwb {wb}");
+    assert_eq!(log.writebacks.len() as u64, wb);
+}
+
+#[test]
 fn zswap_writeback_off_never_writes_back_and_rejects_incompressible() {
     let ov = with(ZSWAP, &["zswap.max_pool_percent=2", "zswap.memcg_writeback=false", "zswap.store_incompressible=true", "content.model=\"two-point\"", "content.ratio2=1.0", "content.ratio2_fraction=0.3"]);
     let (res, _) = audited(BASE, &refs(&ov));

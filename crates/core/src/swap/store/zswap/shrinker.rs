@@ -63,7 +63,7 @@ impl KernelThread for ShrinkWorker {
             return KthreadStep::Sleep;
         }
         let at = sim.tasks[tid as usize].clock;
-        match sim.zswap_writeback_one(at) {
+        match sim.zswap_writeback_one(at, Some(tid)) {
             Some(cpu) => {
                 self.failures = 0;
                 sim.tasks[tid as usize].clock += cpu;
@@ -98,10 +98,32 @@ impl Sim {
     }
 
     /// `zswap_writeback_entry` for the store's coldest entry at the worker's clock `at`;
-    /// returns the CPU it cost, or None when nothing could be written back.
-    pub(crate) fn zswap_writeback_one(&mut self, at: u64) -> Option<u64> {
+    /// returns the CPU it cost, or None when nothing could be written back. `worker`: the
+    /// shrink worker's task, which reclaims its memory cgroup to charge the new folio.
+    pub(crate) fn zswap_writeback_one(&mut self, at: u64, worker: Option<u32>) -> Option<u64> {
         let (dev, slot) = self.swap.store.writeback_next()?;
+        if let Some(tid) = worker {
+            self.charge_writeback_folio(tid);
+        }
         self.zswap_writeback_entry(dev, slot, at).ok().map(|c| c.total())
+    }
+
+    /// `__read_swap_cache_async` → `mem_cgroup_swapin_charge_folio`: the worker's new
+    /// swap-cache folio is charged to the memory cgroup that owns the swap entry (recorded at
+    /// swap-out, v1 and v2 alike). A group at its limit is reclaimed first, in the worker's
+    /// context (`try_charge` → `try_to_free_mem_cgroup_pages`): the worker's time goes into
+    /// reclaiming the very group whose pool it drains, and stores stay refused meanwhile. The
+    /// memory-pressure shrinker runs inside reclaim already (PF_MEMALLOC: no nested reclaim).
+    fn charge_writeback_folio(&mut self, tid: u32) {
+        let over = matches!(self.mem.memcg_limit, Some(l) if self.mem.charged >= l);
+        if !over {
+            return;
+        }
+        let cpu = match self.tasks[tid as usize].state {
+            crate::engine::TState::Running(c) => c as usize,
+            _ => self.tasks[tid as usize].last_cpu as usize,
+        };
+        self.direct_reclaim(tid, cpu, true, false);
     }
 
     /// `zswap_writeback_entry` for (`dev`, `slot`): the CPU it cost by category, or why the
