@@ -18,3 +18,44 @@ def test_a_cgroup_version_the_user_set_is_kept(monkeypatch):
 def test_no_memory_cgroup_controller_adds_nothing(monkeypatch):
     monkeypatch.setattr(cgroup, "detect", lambda: None)
     assert compare.host_cgroup_overrides([]) == []
+
+
+SCAN = """
+name = "scan"
+[machine]
+ram = "1GiB"
+memcg_limit = "100MiB"
+[[task]]
+name = "t"
+[[task.mapping]]
+name = "f"
+kind = "file"
+size = "8MiB"
+[[task.phase]]
+mapping = "f"
+pattern = "sequential"
+"""
+
+
+def test_large_folios_follow_the_file_system_and_kernel_release():
+    assert compare.large_folios_on("ext4", "6.18.44-fc-v669")
+    assert not compare.large_folios_on("ext4", "6.15.2")
+    assert compare.large_folios_on("xfs", "5.18.0")
+    assert not compare.large_folios_on("btrfs", "6.18.0")
+    assert not compare.large_folios_on(None, "6.18.0")
+
+
+def test_the_page_cache_side_takes_the_hosts_folios_and_the_runners_stat_reads(monkeypatch, tmp_path):
+    opts = compare.HostOptions(workdir=str(tmp_path))
+    monkeypatch.setattr(compare, "fs_type_of", lambda p: "ext4")
+    monkeypatch.setattr(compare.os, "uname", lambda: type("U", (), {"release": "6.18.1"})())
+    got = compare.host_pagecache_overrides(SCAN, "scan.toml", [], opts)
+    assert got == ["pagecache.large_folios=true", "machine.memory_stat_reader=100000000ns"]
+    kept = compare.host_pagecache_overrides(SCAN, "scan.toml", ["pagecache.large_folios=false", "machine.memory_stat_reader=1s"], opts)
+    assert kept == []
+    old = compare.host_pagecache_overrides(SCAN, "scan.toml", ["kernel.profile=4.14"], opts)
+    assert old == ["machine.memory_stat_reader=100000000ns"]
+
+
+def test_fs_type_of_a_real_path():
+    assert compare.fs_type_of("/proc") == "proc"

@@ -156,8 +156,60 @@ def host_cgroup_overrides(overrides: List[str]) -> List[str]:
     return [f"machine.cgroup_version={version}"]
 
 
+#: File systems that cache regular files in large folios (``mapping_set_large_folios``), from
+#: the kernel release that enabled it: XFS 5.18, ext4 6.16.
+LARGE_FOLIO_FS = {"xfs": (5, 18), "ext4": (6, 16)}
+
+
+def _user_set(overrides: List[str], key: str) -> bool:
+    return any(o.split("=", 1)[0].strip() == key for o in overrides)
+
+
+def fs_type_of(path: str) -> Optional[str]:
+    """The file system type of the mount holding ``path`` (longest mount point prefix)."""
+    path = os.path.realpath(path)
+    best, fstype = "", None
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, _, right = line.partition(" - ")
+            mnt = left.split()[4]
+            if (path == mnt or path.startswith(mnt.rstrip("/") + "/")) and len(mnt) >= len(best):
+                best, fstype = mnt, right.split()[0]
+    return fstype
+
+
+def large_folios_on(fstype: Optional[str], release: str) -> bool:
+    """Does a ``fstype`` file on kernel ``release`` (uname -r) get large page-cache folios?"""
+    first = LARGE_FOLIO_FS.get(fstype or "")
+    try:
+        version = tuple(int(x) for x in release.split("-")[0].split(".")[:2])
+    except ValueError:
+        return False
+    return first is not None and version >= first
+
+
+def host_pagecache_overrides(text: str, source: str, overrides: List[str], opts: HostOptions) -> List[str]:
+    """The simulation's side runs with what the host's page cache does and what the runner
+    does to it, unless the user chose: large folios when the data files' file system has
+    them, and a ``memory.stat`` reader at the runner's sampling interval (each read flushes
+    the cgroup's statistics, which 6.x reclaim reads, reclaim/classic/flushed.rs)."""
+    out = []
+    resolved = json.loads(_core.resolve(text, source, overrides))
+    kernel = resolved["kernel"]
+    classic_6x = kernel["profile"] == "6.x" and kernel["reclaim"] == "classic"
+    has_files = any(m["kind"] == "file" for t in resolved["task"] for m in t["mapping"])
+    if classic_6x and has_files and not _user_set(overrides, "pagecache.large_folios") and os.path.isdir(opts.workdir):
+        if large_folios_on(fs_type_of(opts.workdir), os.uname().release):
+            out.append("pagecache.large_folios=true")
+    if not _user_set(overrides, "machine.memory_stat_reader"):
+        # runner.py samples memory.stat every max(sim.sample_interval, 10 ms)
+        out.append(f"machine.memory_stat_reader={max(int(resolved['sim']['sample_interval']), 10_000_000)}ns")
+    return out
+
+
 def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions) -> Dict[str, Any]:
     cgroup = host_cgroup_overrides(overrides)
+    pagecache = host_pagecache_overrides(text, source, overrides, opts)
     notes: List[str] = []
     if opts.zswap:
         # Both sides run zswap with the host's settings; the host's workers need the overrides
@@ -169,7 +221,7 @@ def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions
         zo = zswap.sim_overrides(p, int(m["ram"]) - int(m["kernel_reserved"]), zswap.host_total_bytes())
         overrides = list(overrides) + zo
         notes = zswap.notes(p) + ["zswap on both sides with the host's parameters: " + ", ".join(zo)]
-    sim = json.loads(_core.simulate(text, source, overrides + cgroup))
+    sim = json.loads(_core.simulate(text, source, overrides + cgroup + pagecache))
     host = run_host(text, overrides, opts, source=source)
     if host["host"].get("oom"):
         return {"sim": sim, "host": host, "comparison": None, "error": "every host run was OOM-killed"}
@@ -177,6 +229,8 @@ def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions
     cmp["notes"] = notes + cmp["notes"]
     if cgroup:
         cmp["notes"].append(f"simulated with {cgroup[0]}: the host's memory cgroup hierarchy")
+    if pagecache:
+        cmp["notes"].append(f"simulated with {', '.join(pagecache)}: the host's page cache and the runner's memory.stat reads")
     return {"sim": _slim(sim), "host": _slim(host), "comparison": cmp}
 
 

@@ -26,11 +26,18 @@ pub struct PageCacheSpec {
     /// table (2 MiB); one page or less turns it off. Default 64 KiB (16 pages).
     #[serde(default = "default_fault_around_bytes")]
     pub fault_around_bytes: u64,
+    /// The file system caches files in large folios (`mapping_large_folio_support`: XFS since
+    /// 5.18, ext4 since 6.16, ...): readahead allocates folios of up to the window's size,
+    /// fault-around maps whole folios, reclaim isolates, ages and frees them whole
+    /// (`pagecache/folio.rs`). Default false: base pages, as every kernel before 5.18 and a
+    /// file system without the support cache them. 6.x profile and the classic LRU only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub large_folios: bool,
 }
 
 impl Default for PageCacheSpec {
     fn default() -> Self {
-        PageCacheSpec { read_ahead_kb: default_read_ahead_kb(), fault_around_bytes: default_fault_around_bytes() }
+        PageCacheSpec { read_ahead_kb: default_read_ahead_kb(), fault_around_bytes: default_fault_around_bytes(), large_folios: false }
     }
 }
 

@@ -61,6 +61,9 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
             return Err(at("machine.memcg_limit", "a memory cgroup limit below 64 pages cannot run a program".into()));
         }
     }
+    if m.memory_stat_reader.is_some_and(|d| d.0 < 1_000_000) {
+        return Err(at("machine.memory_stat_reader", "expected at least 1ms".into()));
+    }
     if !(1..=2).contains(&m.cgroup_version) {
         return Err(at("machine.cgroup_version", format!("expected 1 (legacy) or 2 (unified), got {}", m.cgroup_version)));
     }
@@ -98,6 +101,9 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
     }
     check_dirty_knobs(&cfg.kernel).map_err(|(key, msg)| at(key, msg))?;
     cfg.pagecache.validate().map_err(|(key, msg)| at(key, msg))?;
+    if cfg.pagecache.large_folios && (profile != Profile::V6 || cfg.kernel.reclaim != "classic") {
+        return Err(at("pagecache.large_folios", format!("large page-cache folios are modelled for kernel.profile \"6.x\" with kernel.reclaim = \"classic\" only (got {:?} with {:?})", cfg.kernel.profile, cfg.kernel.reclaim)));
+    }
     let mut file_device_params = device_with_overrides(&m.file_device, &toml::Table::new()).map_err(|e| match e {
         DeviceError::Preset(m) | DeviceError::Param(_, m) => at("machine.file_device", m),
     })?;

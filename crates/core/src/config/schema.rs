@@ -123,6 +123,13 @@ pub struct Machine {
     /// limit. `swaplab compare` simulates the host's version.
     #[serde(default = "default_cgroup_version")]
     pub cgroup_version: u32,
+    /// A process that reads the memory cgroup's `memory.stat` this often (a monitoring agent;
+    /// the host runner reads it every `sim.sample_interval`). A read flushes the cgroup's
+    /// statistics (rstat), and 6.x reclaim sees new LRU sizes and refault counts only at a
+    /// flush (reclaim/classic/flushed.rs). Default none: the kernel's own flush every 2 s.
+    /// `swaplab compare` sets the host runner's interval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_stat_reader: Option<Duration>,
     /// Device preset backing file-backed mappings.
     #[serde(default = "default_file_device")]
     pub file_device: String,

@@ -202,7 +202,7 @@ impl Sim {
     /// `workingset_refault` with whether it happens inside a page fault (`read()` is not).
     pub(crate) fn refault_in(&mut self, f: u32, shadow: u32, anon: bool, in_fault: bool) {
         let swap_free = self.swap.free_pages();
-        let ctx = RefaultCtx { frames: &mut self.mem.frames, vm: &mut self.stats.vm, swap_free, in_fault };
+        let ctx = RefaultCtx { frames: &mut self.mem.frames, vm: &mut self.stats.vm, swap_free, in_fault, now: self.now };
         self.reclaim.policy().refault(ctx, f, shadow, anon);
     }
 

@@ -66,6 +66,27 @@ impl Lrus {
         })
     }
 
+    /// The pages of the large folio `f` belongs to, as they lie together on its list (a folio's
+    /// pages are added, moved and isolated together, so they are neighbours); `[f]` for a base
+    /// page.
+    pub fn folio_run(&self, frames: &[Frame], f: u32) -> Vec<u32> {
+        let fr = &frames[f as usize];
+        if fr.folio_order() == 0 {
+            return vec![f];
+        }
+        let mut first = f;
+        while frames[first as usize].prev != NONE && frames[frames[first as usize].prev as usize].same_large_folio(fr) {
+            first = frames[first as usize].prev;
+        }
+        let mut run = vec![first];
+        let mut x = first;
+        while frames[x as usize].next != NONE && frames[frames[x as usize].next as usize].same_large_folio(fr) {
+            x = frames[x as usize].next;
+            run.push(x);
+        }
+        run
+    }
+
     pub fn add_head(&mut self, frames: &mut [Frame], f: u32, l: LruList) {
         let li = l as usize;
         let old = self.head[li];

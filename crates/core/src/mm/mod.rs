@@ -118,6 +118,10 @@ pub const OWNER_MASK: u32 = 3 << OWNER_SHIFT;
 pub const LIST_SHIFT: u32 = 14;
 pub const LIST_MASK: u32 = 7 << LIST_SHIFT;
 pub const DEV_SHIFT: u32 = 24;
+/// Page-cache frames (never in the swap cache, so the swap-device byte is free there): the
+/// order of the large folio the page belongs to, 0 for a base page (`pagecache/folio.rs`).
+pub const FOLIO_ORDER_SHIFT: u32 = DEV_SHIFT;
+pub const FOLIO_ORDER_MASK: u32 = 0xf << FOLIO_ORDER_SHIFT;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Owner {
@@ -177,6 +181,27 @@ impl Frame {
     pub fn clear_swap(&mut self) {
         self.flags &= !(PG_SWAPCACHE | (0xff << DEV_SHIFT));
         self.slot = NONE;
+    }
+    /// The order of the page-cache folio this page belongs to (0: a base page, or not a
+    /// page-cache page).
+    #[inline]
+    pub fn folio_order(&self) -> u32 {
+        if self.owner_kind() == Owner::File && !self.has(PG_SWAPCACHE) {
+            (self.flags & FOLIO_ORDER_MASK) >> FOLIO_ORDER_SHIFT
+        } else {
+            0
+        }
+    }
+    #[inline]
+    pub fn set_folio_order(&mut self, order: u32) {
+        debug_assert!(self.owner_kind() == Owner::File && order < 16);
+        self.flags = (self.flags & !FOLIO_ORDER_MASK) | (order << FOLIO_ORDER_SHIFT);
+    }
+    /// Do `self` and `other` belong to the same large page-cache folio?
+    #[inline]
+    pub fn same_large_folio(&self, other: &Frame) -> bool {
+        let o = self.folio_order();
+        o > 0 && other.folio_order() == o && other.owner == self.owner && (other.index >> o) == (self.index >> o)
     }
     /// Anon and shmem pages are swap-backed; their LRU type is "anon".
     #[inline]

@@ -23,6 +23,7 @@
 //!
 //! There is no readahead hit counter for files in the kernel, so there is none here.
 
+pub mod folio;
 pub mod readahead;
 
 use crate::config::pagecache::Advice;
@@ -40,40 +41,95 @@ impl Sim {
     }
 
     /// Read the pages of `req` that are not cached (`do_page_cache_ra`, clipped to the file's
-    /// size). Allocation, charge and submission CPU go to the task's clock after `extra_cpu`.
-    /// Returns the number of pages read.
+    /// size), in folios of up to the window's size when the file system has large folios
+    /// (`page_cache_ra_order`, `folio.rs`). Allocation, charge and submission CPU go to the
+    /// task's clock after `extra_cpu`. Returns the number of pages read.
     pub(crate) fn page_cache_ra(&mut self, tid: u32, cpu: usize, obj: usize, req: RaRequest, extra_cpu: u64) -> u64 {
         let len = self.mem.objects[obj].entries.len() as u64;
         if req.start >= len || req.nr == 0 {
             return 0;
         }
         let nr = req.nr.min(len - req.start);
+        let limit = req.start + nr - 1;
         let mark = (req.lookahead > 0 && req.lookahead <= nr).then(|| req.start + nr - req.lookahead);
+        let max_order = if self.cfg.config.pagecache.large_folios { req.order } else { 0 };
         let base = self.mem.objects[obj].file_base;
         let max_req = self.io.file_dev.params.max_request_pages;
         let mut plug = Plug::default();
         let mut read = 0;
-        for index in req.start..req.start + nr {
-            let ent = self.mem.objects[obj].entries[index as usize];
-            if ent & PTE_PRESENT != 0 {
+        let mut index = req.start;
+        let mut pages = Vec::new();
+        while index <= limit {
+            if self.mem.objects[obj].entries[index as usize] & PTE_PRESENT != 0 {
+                index += 1;
                 continue;
             }
-            let Some(f) = self.try_alloc_nowait(tid, cpu) else { break };
-            let fr = &mut self.mem.frames[f as usize];
-            fr.flags |= PG_LOCKED | if Some(index) == mark { PG_READAHEAD } else { 0 };
-            fr.set_owner(Owner::File, obj as u32, index as u32);
-            if ent & ENT_SHADOW != 0 {
-                self.refault(f, ent as u32, false);
+            let order = if max_order > 0 { self.ra_folio_order_at(obj, index, limit, max_order) } else { 0 };
+            if !self.alloc_folio_nowait(tid, cpu, 1 << order, &mut pages) {
+                break;
             }
-            self.mem.objects[obj].entries[index as usize] = PTE_PRESENT | f as u64;
-            self.lru_add(f);
-            plug.add(base + index, false, f, max_req);
-            read += 1;
+            self.add_ra_folio(obj, index, order, mark, &pages);
+            for (i, &f) in pages.iter().enumerate() {
+                plug.add(base + index + i as u64, false, f, max_req);
+            }
+            read += pages.len() as u64;
+            index += pages.len() as u64;
         }
         let at = self.tasks[tid as usize].clock + extra_cpu + read * self.costs.alloc_page_ns;
         let cpu_ns = if read > 0 { self.submit_plug(DevRef::File, plug, at) } else { 0 };
         self.tasks[tid as usize].clock = at + cpu_ns;
         read
+    }
+
+    /// `nr` pages for one readahead folio into `pages`, without blocking; on failure the ones
+    /// taken are given back and false is returned (the window stops there).
+    fn alloc_folio_nowait(&mut self, tid: u32, cpu: usize, nr: u64, pages: &mut Vec<u32>) -> bool {
+        pages.clear();
+        while (pages.len() as u64) < nr {
+            match self.try_alloc_nowait(tid, cpu) {
+                Some(f) => pages.push(f),
+                None => {
+                    for f in pages.drain(..) {
+                        self.free_frame(f);
+                    }
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// `filemap_add_folio` of a readahead folio of `order` at `index`: locked, PG_readahead if
+    /// it holds `mark`, in the page cache, refault-checked against the first page's shadow (a
+    /// large folio's pages take its decision), on the LRU with its pages together.
+    fn add_ra_folio(&mut self, obj: usize, index: u64, order: u32, mark: Option<u64>, pages: &[u32]) {
+        let shadow = self.mem.objects[obj].entries[index as usize];
+        let marked = mark.is_some_and(|m| (index..index + pages.len() as u64).contains(&m));
+        for (i, &f) in pages.iter().enumerate() {
+            let idx = index + i as u64;
+            let own = self.mem.objects[obj].entries[idx as usize];
+            let fr = &mut self.mem.frames[f as usize];
+            fr.flags |= PG_LOCKED | if marked && i == 0 { PG_READAHEAD } else { 0 };
+            fr.set_owner(Owner::File, obj as u32, idx as u32);
+            if order > 0 {
+                fr.set_folio_order(order);
+            }
+            let ent = if order > 0 && shadow & ENT_SHADOW != 0 { shadow } else { own };
+            if ent & ENT_SHADOW != 0 {
+                self.refault(f, ent as u32, false);
+            }
+            self.mem.objects[obj].entries[idx as usize] = PTE_PRESENT | f as u64;
+        }
+        if order > 0 {
+            let shared = self.mem.frames[pages[0] as usize].flags & (PG_ACTIVE | PG_WORKINGSET);
+            for &f in &pages[1..] {
+                let fr = &mut self.mem.frames[f as usize];
+                fr.flags = (fr.flags & !(PG_ACTIVE | PG_WORKINGSET)) | shared;
+            }
+        }
+        for &f in pages {
+            self.lru_add(f);
+        }
     }
 
     /// The madvise/fadvise advice of the file's mapping.
@@ -84,11 +140,12 @@ impl Sim {
     /// A read of a cached page: if it carries PG_readahead (and is not under writeback),
     /// clear it and start the next window (`filemap_readahead` / `page_cache_async_ra`).
     fn read_hit_marked(&mut self, tid: u32, cpu: usize, obj: usize, index: u64, f: u32, req: u64) {
-        let fr = self.mem.frames[f as usize];
+        let head = self.folio_head(f);
+        let fr = self.mem.frames[head as usize];
         if !fr.has(PG_READAHEAD) || fr.has(PG_WRITEBACK) {
             return;
         }
-        self.mem.frames[f as usize].flags &= !PG_READAHEAD;
+        self.mem.frames[head as usize].flags &= !PG_READAHEAD;
         let mut ra = self.mem.objects[obj].ra;
         let win = readahead::async_ra(&mut ra, index, req, &self.page_cached(obj));
         self.mem.objects[obj].ra = ra;
@@ -168,14 +225,14 @@ impl Sim {
 
     /// `filemap_map_pages` for a read fault at page `page` of file VMA `v`: map the cached,
     /// up-to-date, unmarked pages of the fault's aligned `fault_around_pages` block (clipped to
-    /// the VMA) whose PTEs are empty. Returns whether the faulting page was mapped. The pages
-    /// mapped that were not PG_workingset pay back mmap misses (6.x).
+    /// the VMA) whose PTEs are empty; a large folio the block touches is mapped whole when it
+    /// lies in the VMA (6.18, `folio.rs`). Returns whether the faulting page was mapped. The
+    /// pages mapped that were not PG_workingset pay back mmap misses (6.x).
     fn fault_around(&mut self, tid: u32, v: usize, page: u64) -> bool {
         let nr = self.cfg.config.pagecache.fault_around_pages();
         let obj = self.mem.vmas[v].object as usize;
         let len = self.mem.vmas[v].ptes.len() as u64;
-        let from = page & !(nr - 1);
-        let to = (from + nr).min(len);
+        let (from, to) = self.whole_folios(obj, page & !(nr - 1), ((page & !(nr - 1)) + nr).min(len), len);
         let (mut mapped, mut paid_back, mut target) = (0u64, 0u32, false);
         for i in from..to {
             let ent = self.mem.objects[obj].entries[i as usize];
@@ -184,7 +241,7 @@ impl Sim {
             }
             let f = pte_frame(ent);
             let fr = self.mem.frames[f as usize];
-            if fr.has(PG_LOCKED) || fr.has(PG_READAHEAD) {
+            if fr.has(PG_LOCKED) || self.mem.frames[self.folio_head(f) as usize].has(PG_READAHEAD) {
                 continue;
             }
             // Mapped read-only and young (x86's vm_page_prot has _PAGE_ACCESSED); a write
@@ -200,6 +257,20 @@ impl Sim {
         ra.mmap_miss = ra.mmap_miss.saturating_sub(paid_back);
         self.tasks[tid as usize].clock += mapped.saturating_sub(1) * self.costs.fault_around_page_ns;
         target
+    }
+
+    /// `[from, to)` widened to the whole large folios at its two ends, when they lie within
+    /// the VMA's `len` pages (base pages leave it as it is).
+    fn whole_folios(&self, obj: usize, from: u64, to: u64, len: u64) -> (u64, u64) {
+        let entries = &self.mem.objects[obj].entries;
+        let order_at = |i: u64| {
+            let e = entries[i as usize];
+            if e & PTE_PRESENT == 0 { 0 } else { self.mem.frames[pte_frame(e) as usize].folio_order() }
+        };
+        let first = from & !((1u64 << order_at(from)) - 1);
+        let last = to - 1;
+        let end = (last | ((1u64 << order_at(last)) - 1)) + 1;
+        (first, if end <= len { end } else { to })
     }
 
     /// A fault on a file mapping whose PTE is empty (`do_read_fault` / `do_shared_fault`).
@@ -220,7 +291,7 @@ impl Sim {
             let mut ra = self.mem.objects[obj].ra;
             let req = readahead::mmap_sync_ra(&mut ra, page, advice, &self.page_cached(obj));
             self.mem.objects[obj].ra = ra;
-            let req = req.unwrap_or(RaRequest { start: page, nr: 0, lookahead: 0 });
+            let req = req.unwrap_or(RaRequest { start: page, nr: 0, lookahead: 0, order: 0 });
             self.page_cache_ra(tid, cpu, obj, req, self.costs.major_fault_cpu_ns);
             if self.mem.objects[obj].entries[page as usize] & PTE_PRESENT == 0 {
                 if let Some(out) = self.read_one_page(tid, cpu, obj, page) {
@@ -233,8 +304,9 @@ impl Sim {
         }
         let f = pte_frame(ent);
         if !retry {
-            let marked = self.mem.frames[f as usize].has(PG_READAHEAD);
-            self.mem.frames[f as usize].flags &= !PG_READAHEAD;
+            let head = self.folio_head(f);
+            let marked = self.mem.frames[head as usize].has(PG_READAHEAD);
+            self.mem.frames[head as usize].flags &= !PG_READAHEAD;
             let mut ra = self.mem.objects[obj].ra;
             let win = readahead::mmap_async_ra(&mut ra, page, advice, marked, &self.page_cached(obj));
             self.mem.objects[obj].ra = ra;

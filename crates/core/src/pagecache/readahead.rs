@@ -39,11 +39,15 @@ pub struct RaState {
     /// Page of the previous read() (`ra->prev_pos >> PAGE_SHIFT`; -1 >> PAGE_SHIFT when new,
     /// as `file_ra_state_init` leaves it).
     pub prev_index: u64,
+    /// The folio order of the current window (6.16+ `ra->order`): 0 for a synchronous window
+    /// or read-around, 2 more for each asynchronous one, at most `ilog2(size)`. Used only when
+    /// the file system has large folios (pagecache/folio.rs).
+    pub order: u32,
 }
 
 impl RaState {
     pub fn new(ra_pages: u64) -> RaState {
-        RaState { start: 0, size: 0, async_size: 0, ra_pages, mmap_miss: 0, prev_index: u64::MAX >> crate::mm::PAGE_SHIFT }
+        RaState { start: 0, size: 0, async_size: 0, ra_pages, mmap_miss: 0, prev_index: u64::MAX >> crate::mm::PAGE_SHIFT, order: 0 }
     }
 }
 
@@ -54,11 +58,21 @@ pub struct RaRequest {
     pub start: u64,
     pub nr: u64,
     pub lookahead: u64,
+    /// The largest folio order to read it in (`page_cache_ra_order`'s `new_order`).
+    pub order: u32,
 }
 
 impl RaRequest {
-    fn window(ra: &RaState) -> RaRequest {
-        RaRequest { start: ra.start, nr: ra.size, lookahead: ra.async_size }
+    /// The state's window; its order is clamped to the window as `page_cache_ra_order`
+    /// clamps and stores `ra->order`.
+    fn window(ra: &mut RaState) -> RaRequest {
+        ra.order = ra.order.min(crate::pagecache::folio::window_max_order(ra.size));
+        RaRequest { start: ra.start, nr: ra.size, lookahead: ra.async_size, order: ra.order }
+    }
+
+    /// Just the pages asked for (`force_page_cache_ra` / a lone random read): base pages.
+    fn exact(start: u64, nr: u64) -> RaRequest {
+        RaRequest { start, nr, lookahead: 0, order: 0 }
     }
 }
 
@@ -109,7 +123,7 @@ fn next_miss(cached: &dyn Fn(u64) -> bool, index: u64, max: u64) -> u64 {
 /// of the file is in the page cache.
 pub fn sync_ra(ra: &mut RaState, index: u64, req: u64, random: bool, cached: &dyn Fn(u64) -> bool) -> RaRequest {
     if random || ra.ra_pages == 0 {
-        return RaRequest { start: index, nr: req, lookahead: 0 };
+        return RaRequest::exact(index, req);
     }
     let max = ra.ra_pages;
     // Start of file, oversized read, sequential (index == prev + 1) or unaligned (== prev).
@@ -117,6 +131,7 @@ pub fn sync_ra(ra: &mut RaState, index: u64, req: u64, random: bool, cached: &dy
         ra.start = index;
         ra.size = init_ra_size(req, max);
         ra.async_size = if ra.size > req { ra.size - req } else { ra.size >> 1 };
+        ra.order = 0;
         return RaRequest::window(ra);
     }
     // Look for the cached history a sequential stream would leave behind.
@@ -124,7 +139,7 @@ pub fn sync_ra(ra: &mut RaState, index: u64, req: u64, random: bool, cached: &dy
     let mut contig = index.wrapping_sub(miss).wrapping_sub(1);
     if contig <= req {
         // A standalone, small random read: read as is, leave the state alone.
-        return RaRequest { start: index, nr: req, lookahead: 0 };
+        return RaRequest::exact(index, req);
     }
     if miss == u64::MAX {
         contig *= 2; // cached from the beginning: a long-run stream or a whole-file read
@@ -132,6 +147,7 @@ pub fn sync_ra(ra: &mut RaState, index: u64, req: u64, random: bool, cached: &dy
     ra.start = index;
     ra.size = (contig + req).min(max);
     ra.async_size = 1;
+    ra.order = 0;
     RaRequest::window(ra)
 }
 
@@ -147,6 +163,7 @@ pub fn async_ra(ra: &mut RaState, index: u64, req: u64, cached: &dyn Fn(u64) -> 
         ra.start += ra.size;
         ra.size = next_ra_size(ra.size, max);
         ra.async_size = ra.size;
+        ra.order += 2;
         return Some(RaRequest::window(ra));
     }
     // A marked page without matching state (interleaved streams): the cache tells how far
@@ -158,6 +175,7 @@ pub fn async_ra(ra: &mut RaState, index: u64, req: u64, cached: &dyn Fn(u64) -> 
     ra.start = start;
     ra.size = next_ra_size(start - index + req, max);
     ra.async_size = ra.size;
+    ra.order += 2;
     Some(RaRequest::window(ra))
 }
 
@@ -183,6 +201,7 @@ pub fn mmap_sync_ra(ra: &mut RaState, pgoff: u64, advice: crate::config::pagecac
     ra.start = pgoff.saturating_sub(ra.ra_pages / 2);
     ra.size = ra.ra_pages;
     ra.async_size = ra.ra_pages / 4;
+    ra.order = 0;
     Some(RaRequest::window(ra))
 }
 
@@ -223,17 +242,17 @@ mod tests {
         let none = |_: u64| false;
         let mut ra = RaState::new(32);
         let w = sync_ra(&mut ra, 0, 1, false, &none);
-        assert_eq!(w, RaRequest { start: 0, nr: 4, lookahead: 3 });
+        assert_eq!(w, RaRequest { start: 0, nr: 4, lookahead: 3, order: 0 });
         // The mark is on page 1: hitting it reads the next window of 8, all asynchronous.
         let w = async_ra(&mut ra, 1, 1, &none).unwrap();
-        assert_eq!(w, RaRequest { start: 4, nr: 8, lookahead: 8 });
+        assert_eq!(w, RaRequest { start: 4, nr: 8, lookahead: 8, order: 2 });
         let w = async_ra(&mut ra, 4, 1, &none).unwrap();
-        assert_eq!(w, RaRequest { start: 12, nr: 16, lookahead: 16 });
+        assert_eq!(w, RaRequest { start: 12, nr: 16, lookahead: 16, order: 4 });
         let w = async_ra(&mut ra, 12, 1, &none).unwrap();
-        assert_eq!(w, RaRequest { start: 28, nr: 32, lookahead: 32 });
+        assert_eq!(w, RaRequest { start: 28, nr: 32, lookahead: 32, order: 5 });
         ra.prev_index = 60;
         let before = ra;
-        assert_eq!(sync_ra(&mut ra, 1000, 1, false, &none), RaRequest { start: 1000, nr: 1, lookahead: 0 });
+        assert_eq!(sync_ra(&mut ra, 1000, 1, false, &none), RaRequest { start: 1000, nr: 1, lookahead: 0, order: 0 });
         assert_eq!(ra, before, "a random read leaves the state alone");
     }
 
@@ -243,7 +262,7 @@ mod tests {
         let none = |_: u64| false;
         let mut ra = RaState::new(32);
         let w = mmap_sync_ra(&mut ra, 100, Advice::Normal, &none).unwrap();
-        assert_eq!(w, RaRequest { start: 84, nr: 32, lookahead: 8 });
+        assert_eq!(w, RaRequest { start: 84, nr: 32, lookahead: 8, order: 0 });
         for _ in 1..MMAP_LOTSAMISS {
             assert!(mmap_sync_ra(&mut ra, 100, Advice::Normal, &none).is_some());
         }

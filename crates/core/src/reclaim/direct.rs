@@ -84,6 +84,29 @@ impl Sim {
         }
         self.reclaim.current = None;
         self.reclaim_cycle_end();
+        if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate && sc.priority < 0 {
+            // 6.x: the stale inactive:active estimates kept the active lists; nothing was
+            // freed, so go again deactivating them regardless (`force_deactivate`).
+            sc.priority = DEF_PRIORITY;
+            sc.force_deactivate = true;
+            sc.skipped_deactivate = false;
+            if !memcg {
+                self.stats.vm.allocstall += 1;
+                self.stats.vm.allocstall_normal += 1;
+            }
+            while sc.priority >= 0 {
+                sc.nr_scanned = 0;
+                sc.nr_taken = 0;
+                sc.nr_writeback = 0;
+                self.complete_io_until(start + sc.cost.total());
+                self.shrink_zones(&mut sc);
+                if sc.nr_reclaimed >= sc.nr_to_reclaim || self.direct_reclaim_should_stop(&sc) {
+                    break;
+                }
+                sc.priority -= 1;
+            }
+            self.reclaim_cycle_end();
+        }
         self.account_direct_reclaim(tid, &sc);
         if sc.nr_reclaimed > 0 {
             self.reclaim.kswapd_failures = 0;

@@ -109,6 +109,11 @@ pub struct ScanControl {
     pub writeback_stall: bool,
     /// Classic (6.x): may the active lists be deactivated ([anon, file]).
     pub may_deactivate: [bool; 2],
+    /// 6.x: an active list was left alone because `may_deactivate` said so
+    /// (`skipped_deactivate`); a direct reclaim that then freed nothing retries with
+    /// `force_deactivate` (`do_try_to_free_pages`).
+    pub skipped_deactivate: bool,
+    pub force_deactivate: bool,
     pub cache_trim_mode: bool,
     pub file_is_tiny: bool,
     /// CPU time spent so far, by category.
@@ -169,6 +174,8 @@ impl ScanControl {
             nr_unqueued_dirty: 0,
             writeback_stall: false,
             may_deactivate: [true; 2],
+            skipped_deactivate: false,
+            force_deactivate: false,
             cache_trim_mode: false,
             file_is_tiny: false,
             cost: CpuCost::default(),

@@ -59,12 +59,22 @@ impl Sim {
         let cost = CpuCost::of(Cat::LruOps, folios.len() as u64 * self.costs.scan_page_ns);
         let mut batch = Batch { swap: SwapPlugs::new(self.swap.areas.len()), file: Plug::default(), cost, pageout: 0 };
         let unqueued_dirty = self.count_dirty_file(&folios, sc);
-        for f in folios.iter().copied() {
-            match self.shrink_one_folio(policy, f, sc, &mut batch) {
-                Verdict::Activate => out.activate.push(f),
-                Verdict::Keep => out.keep.push(f),
-                Verdict::Reclaim | Verdict::ReclaimClean => out.reclaimed += 1,
+        let mut i = 0;
+        while i < folios.len() {
+            // A large folio's pages were isolated together and are judged together.
+            let f = folios[i];
+            let mut end = i + 1;
+            while end < folios.len() && self.mem.frames[folios[end] as usize].same_large_folio(&self.mem.frames[f as usize]) {
+                end += 1;
             }
+            let pages = &folios[i..end];
+            let verdict = if pages.len() == 1 { self.shrink_one_folio(policy, f, sc, &mut batch) } else { self.shrink_large_folio(policy, pages, sc, &mut batch) };
+            match verdict {
+                Verdict::Activate => out.activate.extend_from_slice(pages),
+                Verdict::Keep => out.keep.extend_from_slice(pages),
+                Verdict::Reclaim | Verdict::ReclaimClean => out.reclaimed += pages.len() as u64,
+            }
+            i = end;
         }
         out.pageout = batch.pageout;
         for &f in &out.activate {
@@ -173,6 +183,43 @@ impl Sim {
         // __remove_mapping: leave a shadow, free the page.
         self.remove_mapping(policy, f);
         batch.cost.charge(Cat::FreePage, self.costs.free_page_ns);
+        Verdict::Reclaim
+    }
+
+    /// `shrink_folio_list` for one large page-cache folio (`pagecache/folio.rs`): one verdict
+    /// from the folio's references, then all its pages unmapped and freed. Large folios are
+    /// clean (dirtying one splits it); a dirty PTE found while unmapping splits it too, and
+    /// the pages go back to the list as base pages for the next pass.
+    fn shrink_large_folio(&mut self, policy: &mut dyn LruPolicy, pages: &[u32], sc: &mut ScanControl, batch: &mut Batch) -> Verdict {
+        let head = pages[0];
+        if sc.writeback_stall || pages.iter().any(|&p| self.mem.frames[p as usize].has(PG_LOCKED | PG_WRITEBACK | PG_DIRTY)) {
+            return Verdict::Keep;
+        }
+        let (verdict, walks) = self.check_references(head);
+        batch.cost.charge(Cat::RmapWalk, walks as u64 * self.costs.rmap_walk_ns);
+        let referenced = self.mem.frames[head as usize].flags & PG_REFERENCED;
+        for &p in &pages[1..] {
+            let fr = &mut self.mem.frames[p as usize];
+            fr.flags = (fr.flags & !PG_REFERENCED) | referenced;
+        }
+        if matches!(verdict, Verdict::Activate | Verdict::Keep) {
+            return verdict;
+        }
+        if pages.iter().any(|&p| self.folio_mapped(p)) {
+            for &p in pages {
+                if self.folio_mapped(p) {
+                    self.try_to_unmap(p);
+                }
+            }
+            batch.cost.charge(Cat::Unmap, self.costs.unmap_ns);
+        }
+        if self.mem.frames[head as usize].folio_order() == 0 {
+            return Verdict::Keep; // split by a dirty PTE
+        }
+        for &p in pages {
+            self.remove_mapping(policy, p);
+        }
+        batch.cost.charge(Cat::FreePage, pages.len() as u64 * self.costs.free_page_ns);
         Verdict::Reclaim
     }
 
@@ -348,14 +395,25 @@ impl Sim {
                 Referenced { ptes: referenced as u32, walks: 1, exec: referenced && vma.exec }
             }
             Owner::Shmem | Owner::File => {
+                // folio_referenced_one: per mapping, every PTE of the folio is tested and
+                // cleared; a mapping with any young one is one reference.
                 let mem = &mut self.mem;
+                let order = fr.folio_order();
+                let first = (fr.index as usize) & !((1usize << order) - 1);
                 let mut r = Referenced::default();
                 let obj = &mem.objects[fr.owner as usize];
                 for &v in &obj.vmas {
                     let vma = &mut mem.vmas[v as usize];
-                    let pte = &mut vma.ptes[fr.index as usize];
-                    if *pte & PTE_PRESENT != 0 && pte_frame(*pte) == f && *pte & PTE_ACCESSED != 0 {
-                        *pte &= !PTE_ACCESSED;
+                    let mut young = false;
+                    for i in first..first + (1 << order) {
+                        let page = if order == 0 { f } else { pte_frame(obj.entries[i]) };
+                        let Some(pte) = vma.ptes.get_mut(i) else { break };
+                        if *pte & PTE_PRESENT != 0 && pte_frame(*pte) == page && *pte & PTE_ACCESSED != 0 {
+                            *pte &= !PTE_ACCESSED;
+                            young = true;
+                        }
+                    }
+                    if young {
                         r.ptes += 1;
                         // folio_referenced_one: the flags of the VMAs that referenced it.
                         r.exec |= vma.exec;

@@ -41,6 +41,8 @@ pub struct RefaultCtx<'a> {
     pub swap_free: u64,
     /// The refault happens inside a page fault (`lru_gen_in_fault`); a `read()` is not one.
     pub in_fault: bool,
+    /// The time (statistics flushed by then are visible, classic/flushed.rs).
+    pub now: u64,
 }
 
 /// MGLRU's part of the page-out path (`lru_gen_enabled()` in `shrink_folio_list` and

@@ -134,6 +134,10 @@ impl Sim {
         if fr.has(PG_DIRTY) {
             return false;
         }
+        if fr.folio_order() > 0 {
+            // The model's dirty and writeback state is per page (pagecache/folio.rs).
+            self.split_folio(f);
+        }
         self.mem.frames[f as usize].flags |= PG_DIRTY;
         if fr.owner_kind() != Owner::File || fr.has(PG_SWAPBACKED) {
             return false;

@@ -5,10 +5,14 @@
 //!
 //! Files: `mod.rs` the policy object and the `LruPolicy` glue; `scan.rs` the reclaim pass
 //! (`shrink_node` / `shrink_lruvec` / `get_scan_count` / the two list shrinkers);
-//! `workingset.rs` shadows and refaults.
+//! `workingset.rs` shadows and refaults; `flushed.rs` the statistics 6.x reclaim reads as of
+//! their last flush.
 
+mod flushed;
 mod scan;
 mod workingset;
+
+use flushed::FlushedStats;
 
 use super::{Bailout, LruPolicy, RefaultCtx, ScanControl, SWAP_CLUSTER_MAX};
 use crate::config::{Profile, Resolved};
@@ -44,6 +48,9 @@ pub struct ClassicLru {
     /// around the active list ("vmscan: make mapped executable pages the first class
     /// citizen"), so not for the "2.6.28" profile.
     exec_stays_active: bool,
+    /// 6.x: the lruvec statistics as of their last rstat flush (`flushed.rs`); `None` before,
+    /// where reclaim read exact counters.
+    flushed: Option<FlushedStats>,
 }
 
 impl ClassicLru {
@@ -65,6 +72,35 @@ impl ClassicLru {
             nr_scan: [0; 4],
             file_deactivate_always: profile == Profile::V2_6_28 && !crate::config::era_2_6_32(&cfg.config.kernel.profile),
             exec_stays_active: profile > Profile::V2_6_28 || crate::config::era_2_6_32(&cfg.config.kernel.profile),
+            flushed: (profile >= Profile::V6).then(|| {
+                let m = &cfg.config.machine;
+                FlushedStats::new(m.memcg_limit.and(m.memory_stat_reader).map(|d| d.0))
+            }),
+        }
+    }
+
+    /// The lruvec statistics reclaim sees at `now`: flushed ones on 6.x, caught up with any
+    /// flush due by then.
+    fn catch_up_stats(&mut self, now: u64, vm: &VmStat) {
+        let lru = self.lists.len;
+        if let Some(fl) = &mut self.flushed {
+            fl.catch_up(now, [vm.workingset_activate_anon, vm.workingset_activate_file], lru);
+        }
+    }
+
+    /// `lruvec_page_state` of a list's size: as of the last flush on 6.x.
+    fn stat_size(&self, l: LruList) -> u64 {
+        match &self.flushed {
+            Some(fl) => fl.size(l),
+            None => self.size(l),
+        }
+    }
+
+    /// `lruvec_page_state(WORKINGSET_ACTIVATE_ANON / _FILE)`: as of the last flush on 6.x.
+    fn stat_activations(&self, vm: &VmStat) -> [u64; 2] {
+        match &self.flushed {
+            Some(fl) => fl.activate,
+            None => [vm.workingset_activate_anon, vm.workingset_activate_file],
         }
     }
 
@@ -75,7 +111,7 @@ impl ClassicLru {
     /// `inactive_is_low` (§3.9).
     fn inactive_is_low(&self, anon: bool) -> bool {
         let (i, a) = if anon { (LruList::InactiveAnon, LruList::ActiveAnon) } else { (LruList::InactiveFile, LruList::ActiveFile) };
-        let (inactive, active) = (self.size(i), self.size(a));
+        let (inactive, active) = (self.stat_size(i), self.stat_size(a));
         if self.profile < Profile::V4_14 && !anon {
             return active > inactive; // pre-4.10 file rule
         }
@@ -102,6 +138,35 @@ impl ClassicLru {
             self.anon_cost /= 2;
             self.file_cost /= 2;
         }
+    }
+
+    /// The pages of `f`'s folio on its list (`f` alone for a base page or a page off the LRU).
+    fn folio_pages(&self, frames: &[Frame], f: u32) -> Vec<u32> {
+        if frames[f as usize].has(PG_LRU) {
+            self.lists.folio_run(frames, f)
+        } else {
+            vec![f]
+        }
+    }
+
+    /// Take the folio at the tail of `l` off the list: its pages, all of them for a large
+    /// folio (`isolate_lru_folios` takes folios whole and counts their pages).
+    fn take_tail_folio(&mut self, frames: &mut [Frame], l: LruList, out: &mut Vec<u32>) -> u64 {
+        let f = self.lists.tail(l);
+        if f == NONE {
+            return 0;
+        }
+        if frames[f as usize].folio_order() == 0 {
+            self.lists.remove(frames, f);
+            out.push(f);
+            return 1;
+        }
+        let run = self.lists.folio_run(frames, f);
+        for &p in &run {
+            self.lists.remove(frames, p);
+        }
+        out.extend_from_slice(&run);
+        run.len() as u64
     }
 
     /// `workingset_age_nonresident`.
@@ -131,23 +196,30 @@ impl LruPolicy for ClassicLru {
         self.lists.remove(frames, f);
     }
 
-    /// PG_referenced first, activation on the second access (§3.10).
+    /// PG_referenced first, activation on the second access (§3.10). A large folio's pages
+    /// share their flags and move together.
     fn mark_accessed(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat) {
-        let fr = &mut frames[f as usize];
+        let fr = frames[f as usize];
+        let pages = if fr.folio_order() == 0 { None } else { Some(self.folio_pages(frames, f)) };
+        let pages = pages.as_deref().unwrap_or(std::slice::from_ref(&f));
         if !fr.has(PG_REFERENCED) {
-            fr.flags |= PG_REFERENCED;
+            for &p in pages {
+                frames[p as usize].flags |= PG_REFERENCED;
+            }
             return;
         }
         if fr.has(PG_ACTIVE) || !fr.has(PG_LRU) || fr.has(PG_LOCKED) {
             return;
         }
         let anon = fr.is_anon_type();
-        self.lists.remove(frames, f);
-        let fr = &mut frames[f as usize];
-        fr.flags = (fr.flags | PG_ACTIVE) & !PG_REFERENCED;
-        self.lists.add_head(frames, f, LruList::of(anon, true));
-        vm.pgactivate += 1;
-        self.age_nonresident(1); // workingset_activation
+        for &p in pages {
+            self.lists.remove(frames, p);
+            let fr = &mut frames[p as usize];
+            fr.flags = (fr.flags | PG_ACTIVE) & !PG_REFERENCED;
+            self.lists.add_head(frames, p, LruList::of(anon, true));
+        }
+        vm.pgactivate += pages.len() as u64;
+        self.age_nonresident(pages.len() as u64); // workingset_activation
     }
 
     /// To the inactive tail (`lru_move_tail`).
@@ -169,13 +241,14 @@ impl LruPolicy for ClassicLru {
 
     /// `kswapd_age_node` / `age_active_anon`: keep enough inactive anon while swap has room.
     fn kswapd_age(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
+        self.catch_up_stats(sc.start_clock.max(sim.now), &sim.stats.vm);
         if sim.swap.free_pages() > 0 && self.inactive_is_low(true) {
             self.shrink_active_list(sim, SWAP_CLUSTER_MAX, LruList::ActiveAnon, sc);
         }
     }
 
     fn reclaim_cycle_end(&mut self, vm: &VmStat) {
-        self.refault_snapshot = [vm.workingset_activate_anon, vm.workingset_activate_file];
+        self.refault_snapshot = self.stat_activations(vm);
     }
 
     fn eviction_shadow(&mut self, frames: &[Frame], f: u32, anon: bool) -> u32 {
@@ -203,6 +276,12 @@ impl LruPolicy for ClassicLru {
                 if l.is_anon() != f.has(PG_SWAPBACKED) {
                     errs.push("a frame is on the wrong LRU type".to_string());
                 }
+            }
+        }
+        for (i, f) in frames.iter().enumerate() {
+            let order = f.folio_order();
+            if order > 0 && f.has(PG_LRU) && f.index & ((1 << order) - 1) == 0 && self.lists.folio_run(frames, i as u32).len() != 1 << order {
+                errs.push(format!("the pages of the large folio at frame {i} are not together on one list"));
             }
         }
         if per_list != self.lists.len {

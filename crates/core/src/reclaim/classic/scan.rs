@@ -33,14 +33,18 @@ enum ScanBalance {
 impl ClassicLru {
     /// `prepare_scan_control` (§3.6): may the active lists be deactivated (6.x refault
     /// snapshot rule), cache-trim mode, and whether the file LRU is too small to matter.
-    pub(super) fn prepare_scan_control(&self, sim: &Sim, sc: &mut ScanControl) {
+    pub(super) fn prepare_scan_control(&mut self, sim: &Sim, sc: &mut ScanControl) {
         let v6 = self.profile >= Profile::V6;
         if v6 {
-            let vm = &sim.stats.vm;
-            let act = [vm.workingset_activate_anon, vm.workingset_activate_file];
-            sc.may_deactivate[0] = act[0] != self.refault_snapshot[0] || self.inactive_is_low(true);
-            sc.may_deactivate[1] = act[1] != self.refault_snapshot[1] || self.inactive_is_low(false);
-            sc.cache_trim_mode = (self.size(LruList::InactiveFile) >> sc.priority) > 0 && !sc.may_deactivate[1];
+            self.catch_up_stats(sc.start_clock.max(sim.now), &sim.stats.vm);
+            let act = self.stat_activations(&sim.stats.vm);
+            if sc.force_deactivate {
+                sc.may_deactivate = [true, true];
+            } else {
+                sc.may_deactivate[0] = act[0] != self.refault_snapshot[0] || self.inactive_is_low(true);
+                sc.may_deactivate[1] = act[1] != self.refault_snapshot[1] || self.inactive_is_low(false);
+            }
+            sc.cache_trim_mode = (self.stat_size(LruList::InactiveFile) >> sc.priority) > 0 && !sc.may_deactivate[1];
         } else {
             sc.may_deactivate = [true, true];
             sc.cache_trim_mode = false;
@@ -241,6 +245,8 @@ impl ClassicLru {
             };
             if gate {
                 self.shrink_active_list(sim, n, l, sc);
+            } else {
+                sc.skipped_deactivate = true;
             }
             return 0;
         }
@@ -256,27 +262,32 @@ impl ClassicLru {
         let mut rotated = 0u64;
         let mut exec_kept = 0u64;
         let mut walks = 0u64;
+        let mut folio = Vec::new();
         while taken < n {
-            let f = self.lists.tail(l);
-            if f == NONE {
+            folio.clear();
+            let nr = self.take_tail_folio(&mut sim.mem.frames, l, &mut folio);
+            if nr == 0 {
                 break;
             }
-            self.lists.remove(&mut sim.mem.frames, f);
-            taken += 1;
-            let r = sim.folio_referenced(f);
+            taken += nr;
+            let r = sim.folio_referenced(folio[0]);
             walks += r.walks as u64;
             if r.ptes > 0 {
-                rotated += 1; // pre-5.8 recent_rotated counts every referenced page
+                rotated += nr; // pre-5.8 recent_rotated counts every referenced page
                 if r.exec && !anon && self.exec_stays_active {
-                    exec_kept += 1;
-                    self.lists.add_head(&mut sim.mem.frames, f, l);
+                    exec_kept += nr;
+                    for &f in &folio {
+                        self.lists.add_head(&mut sim.mem.frames, f, l);
+                    }
                     continue;
                 }
             }
-            let fr = &mut sim.mem.frames[f as usize];
-            fr.flags &= !PG_ACTIVE;
-            fr.flags |= PG_WORKINGSET;
-            self.lists.add_head(&mut sim.mem.frames, f, LruList::of(anon, false));
+            for &f in &folio {
+                let fr = &mut sim.mem.frames[f as usize];
+                fr.flags &= !PG_ACTIVE;
+                fr.flags |= PG_WORKINGSET;
+                self.lists.add_head(&mut sim.mem.frames, f, LruList::of(anon, false));
+            }
         }
         if self.profile == Profile::V2_6_28 && !sc.memcg {
             sim.reclaim.pages_scanned += taken;
@@ -300,12 +311,9 @@ impl ClassicLru {
         let anon = l.is_anon();
         let mut isolated = Vec::with_capacity(n as usize);
         while (isolated.len() as u64) < n {
-            let f = self.lists.tail(l);
-            if f == NONE {
+            if self.take_tail_folio(&mut sim.mem.frames, l, &mut isolated) == 0 {
                 break;
             }
-            self.lists.remove(&mut sim.mem.frames, f);
-            isolated.push(f);
         }
         let taken = isolated.len() as u64;
         if taken == 0 {

@@ -41,16 +41,18 @@ impl ClassicLru {
         let ev = ((shadow & !SHADOW_VALID) >> 1) as u64;
         let was_ws = shadow & 1 != 0;
         let distance = (self.nonresident_age.wrapping_sub(ev)) & AGE_MASK;
-        let mut ws_size = self.size(LruList::ActiveFile);
+        // lruvec_page_state: the sizes as of the last statistics flush on 6.x (flushed.rs).
+        self.catch_up_stats(ctx.now, vm);
+        let mut ws_size = self.stat_size(LruList::ActiveFile);
         if self.workingset_anon {
             // 5.9+: anon competes too while swap has room.
             if anon {
-                ws_size += self.size(LruList::InactiveFile);
+                ws_size += self.stat_size(LruList::InactiveFile);
             }
             if ctx.swap_free > 0 {
-                ws_size += self.size(LruList::ActiveAnon);
+                ws_size += self.stat_size(LruList::ActiveAnon);
                 if !anon {
-                    ws_size += self.size(LruList::InactiveAnon);
+                    ws_size += self.stat_size(LruList::InactiveAnon);
                 }
             }
         }
