@@ -53,40 +53,45 @@ impl Sim {
         }
         let start = self.tasks[tid as usize].clock;
         sc.start_clock = start;
-        self.reclaim.current = Some(tid);
-        while sc.priority >= 0 {
-            if sc.priority == 0 {
-                self.disable_swap_token();
-            }
-            sc.nr_scanned = 0;
-            sc.nr_taken = 0;
-            sc.nr_writeback = 0;
-            // Writes that completed while we scanned have rotated their pages to the tail.
-            self.complete_io_until(start + sc.cost.total());
-            all_unreclaimable = self.shrink_zones(&mut sc);
-            if sc.nr_reclaimed >= sc.nr_to_reclaim {
-                break;
-            }
-            if self.profile == Profile::V2_6_28 {
-                let nap = sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2;
-                sc.priority -= 1;
-                if nap && may_nap {
-                    self.reclaim.current = None;
-                    self.direct_reclaim_nap(tid, &sc, memcg, all_unreclaimable);
-                    return DirectReclaim::Napping;
+        loop {
+            self.reclaim.current = Some(tid);
+            while sc.priority >= 0 {
+                if sc.priority == 0 {
+                    self.disable_swap_token();
                 }
-                continue;
+                sc.nr_scanned = 0;
+                sc.nr_taken = 0;
+                sc.nr_writeback = 0;
+                // Writes that completed while we scanned have rotated their pages to the tail.
+                self.complete_io_until(start + sc.cost.total());
+                all_unreclaimable = self.shrink_zones(&mut sc);
+                if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                    break;
+                }
+                if self.profile == Profile::V2_6_28 {
+                    let nap = sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2;
+                    sc.priority -= 1;
+                    if nap && may_nap {
+                        self.reclaim.current = None;
+                        self.direct_reclaim_nap(tid, &sc, memcg, all_unreclaimable);
+                        return DirectReclaim::Napping;
+                    }
+                    continue;
+                }
+                if self.direct_reclaim_should_stop(&sc) {
+                    break;
+                }
+                sc.priority -= 1;
             }
-            if self.direct_reclaim_should_stop(&sc) {
+            self.reclaim.current = None;
+            self.reclaim_cycle_end();
+            let retry = self.profile >= Profile::V6 && sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate && sc.priority < 0;
+            if !retry {
                 break;
             }
-            sc.priority -= 1;
-        }
-        self.reclaim.current = None;
-        self.reclaim_cycle_end();
-        if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate && sc.priority < 0 {
-            // 6.x: the stale inactive:active estimates kept the active lists; nothing was
-            // freed, so go again deactivating them regardless (`force_deactivate`).
+            // 6.x (`do_try_to_free_pages`' `skipped_deactivate` retry): the stale inactive:active
+            // estimates kept the active lists; nothing was freed, so go again deactivating them
+            // regardless (`force_deactivate`). Older kernels had no such retry.
             sc.priority = DEF_PRIORITY;
             sc.force_deactivate = true;
             sc.skipped_deactivate = false;
@@ -94,18 +99,6 @@ impl Sim {
                 self.stats.vm.allocstall += 1;
                 self.stats.vm.allocstall_normal += 1;
             }
-            while sc.priority >= 0 {
-                sc.nr_scanned = 0;
-                sc.nr_taken = 0;
-                sc.nr_writeback = 0;
-                self.complete_io_until(start + sc.cost.total());
-                self.shrink_zones(&mut sc);
-                if sc.nr_reclaimed >= sc.nr_to_reclaim || self.direct_reclaim_should_stop(&sc) {
-                    break;
-                }
-                sc.priority -= 1;
-            }
-            self.reclaim_cycle_end();
         }
         self.account_direct_reclaim(tid, &sc);
         if sc.nr_reclaimed > 0 {
