@@ -33,6 +33,10 @@ impl Sim {
         if self.mem.memcg_limit.is_some() && self.mem.charged != (inuse - uncharged_pool) as u64 {
             e(format!("memcg charge {} != pages in use {inuse} less {uncharged_pool} uncharged pool pages", self.mem.charged));
         }
+        // A reader's folio reference lasts only its readahead call (pagecache/held.rs).
+        if !self.mem.held.is_empty() {
+            e(format!("folio references still held between events: {:?}", self.mem.held));
+        }
         // Dirty accounting: NR_FILE_DIRTY and the inodes' dirty counts match the page-cache
         // folios with PG_dirty; a writable file PTE maps a dirty folio (write notification).
         let file_dirty = |f: &Frame| f.has(PG_INUSE) && f.owner_kind() == Owner::File && !f.has(PG_SWAPBACKED) && f.has(PG_DIRTY);

@@ -41,6 +41,9 @@ pub struct Memory {
     /// The fronting store's pool is charged to the memory cgroup (cgroup v2; on v1 zswap
     /// charges nothing: `machine.cgroup_version`).
     pub pool_charged: bool,
+    /// Page-cache folios (their first frame) the running task holds a reference on while it
+    /// starts readahead from them (`pagecache/held.rs`): reclaim cannot free these.
+    pub held: Vec<u32>,
 }
 
 impl Memory {
@@ -62,6 +65,7 @@ impl Memory {
             memcg_limit: c.machine.memcg_limit.map(|l| l.pages()),
             charged: 0,
             pool_charged: c.machine.cgroup_version >= 2,
+            held: Vec::new(),
         }
     }
 

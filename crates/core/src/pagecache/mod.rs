@@ -14,6 +14,9 @@
 //!   `do_async_mmap_readahead`, a missing one counts `pgmajfault` and gets
 //!   `do_sync_mmap_readahead` (read-around, or on-demand readahead under MADV_SEQUENTIAL,
 //!   nothing under MADV_RANDOM), then the fault sleeps on the page and is retried.
+//! * **The reader's reference** (`held.rs`): a fault or read() that starts the next window
+//!   from a cached folio holds a reference on it meanwhile, and reclaim run by the window's
+//!   allocations cannot free that folio.
 //! * **Reading a window** (`page_cache_ra_unbounded`): pages already cached are skipped, each
 //!   new page is allocated without blocking (`readahead_gfp_mask` is __GFP_NORETRY: the model
 //!   takes a free page above the min watermark, or reclaims within the memory cgroup, and
@@ -24,6 +27,7 @@
 //! There is no readahead hit counter for files in the kernel, so there is none here.
 
 pub mod folio;
+pub mod held;
 pub mod readahead;
 
 use crate::config::pagecache::Advice;
@@ -150,7 +154,8 @@ impl Sim {
         let win = readahead::async_ra(&mut ra, index, req, &self.page_cached(obj));
         self.mem.objects[obj].ra = ra;
         if let Some(w) = win {
-            self.page_cache_ra(tid, cpu, obj, w, 0);
+            // The read holds its folio's reference meanwhile (held.rs).
+            self.holding_folio(f, |sim| sim.page_cache_ra(tid, cpu, obj, w, 0));
         }
     }
 
@@ -311,7 +316,8 @@ impl Sim {
             let win = readahead::mmap_async_ra(&mut ra, page, advice, marked, &self.page_cached(obj));
             self.mem.objects[obj].ra = ra;
             if let Some(w) = win {
-                self.page_cache_ra(tid, cpu, obj, w, 0);
+                // filemap_fault holds the folio it found across the readahead (held.rs).
+                self.holding_folio(f, |sim| sim.page_cache_ra(tid, cpu, obj, w, 0));
             }
         }
         if self.mem.frames[f as usize].has(PG_LOCKED) {

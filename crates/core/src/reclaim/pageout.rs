@@ -2,7 +2,7 @@
 //! batch of folios a policy has isolated — `shrink_folio_list`'s verdicts
 //! (`folio_check_references` per era), `add_to_swap`, unmapping through the reverse map,
 //! `pageout` through the swap I/O layer or the file's device, and `__remove_mapping` with
-//! the policy's shadow. The classic LRU's `shrink_inactive_list` and MGLRU's `evict_folios`
+//! the policy's shadow (refused for a folio a reader holds, `pagecache/held.rs`). The classic LRU's `shrink_inactive_list` and MGLRU's `evict_folios`
 //! both end here; each puts back what is returned to keep or activate.
 
 use super::{LruGenRmap, LruPolicy, ScanControl};
@@ -180,7 +180,11 @@ impl Sim {
                 _ => return Verdict::Keep,
             }
         }
-        // __remove_mapping: leave a shadow, free the page.
+        // __remove_mapping: a reader's reference fails the refcount freeze (pagecache/held.rs);
+        // otherwise leave a shadow, free the page.
+        if self.folio_held_elsewhere(f) {
+            return Verdict::Keep;
+        }
         self.remove_mapping(policy, f);
         batch.cost.charge(Cat::FreePage, self.costs.free_page_ns);
         Verdict::Reclaim
@@ -213,8 +217,8 @@ impl Sim {
             }
             batch.cost.charge(Cat::Unmap, self.costs.unmap_ns);
         }
-        if self.mem.frames[head as usize].folio_order() == 0 {
-            return Verdict::Keep; // split by a dirty PTE
+        if self.mem.frames[head as usize].folio_order() == 0 || self.folio_held_elsewhere(head) {
+            return Verdict::Keep; // split by a dirty PTE, or a reader holds it (pagecache/held.rs)
         }
         for &p in pages {
             self.remove_mapping(policy, p);
