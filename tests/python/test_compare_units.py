@@ -57,5 +57,16 @@ def test_the_page_cache_side_takes_the_hosts_folios_and_the_runners_stat_reads(m
     assert old == ["machine.memory_stat_reader=100000000ns"]
 
 
+def test_a_work_directory_not_created_yet_still_gets_its_file_systems_folios(monkeypatch, tmp_path):
+    # A fresh machine: the runner creates /var/tmp/swaplab on the first run, after the
+    # simulation's side was decided; it once lost large folios there.
+    opts = compare.HostOptions(workdir=str(tmp_path / "not-yet"))
+    monkeypatch.setattr(compare.os, "uname", lambda: type("U", (), {"release": "6.18.1"})())
+    monkeypatch.setattr(compare, "fs_type_of", lambda p: "ext4" if p == str(tmp_path / "not-yet") else None)
+    got = compare.host_pagecache_overrides(SCAN, "scan.toml", [], opts)
+    assert "pagecache.large_folios=true" in got
+
+
 def test_fs_type_of_a_real_path():
     assert compare.fs_type_of("/proc") == "proc"
+    assert compare.fs_type_of("/proc/no/such/dir") == "proc"

@@ -166,7 +166,8 @@ def _user_set(overrides: List[str], key: str) -> bool:
 
 
 def fs_type_of(path: str) -> Optional[str]:
-    """The file system type of the mount holding ``path`` (longest mount point prefix)."""
+    """The file system type of the mount holding ``path`` (longest mount point prefix), or
+    that would hold it, for a path that does not exist yet."""
     path = os.path.realpath(path)
     best, fstype = "", None
     with open("/proc/self/mountinfo") as f:
@@ -198,7 +199,9 @@ def host_pagecache_overrides(text: str, source: str, overrides: List[str], opts:
     kernel = resolved["kernel"]
     classic_6x = kernel["profile"] == "6.x" and kernel["reclaim"] == "classic"
     has_files = any(m["kind"] == "file" for t in resolved["task"] for m in t["mapping"])
-    if classic_6x and has_files and not _user_set(overrides, "pagecache.large_folios") and os.path.isdir(opts.workdir):
+    # The runner creates the work directory if it is missing: its file system is the mount
+    # that will hold it (fs_type_of needs no existing path).
+    if classic_6x and has_files and not _user_set(overrides, "pagecache.large_folios"):
         if large_folios_on(fs_type_of(opts.workdir), os.uname().release):
             out.append("pagecache.large_folios=true")
     if not _user_set(overrides, "machine.memory_stat_reader"):
