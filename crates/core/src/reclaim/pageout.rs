@@ -2,8 +2,9 @@
 //! batch of folios a policy has isolated — `shrink_folio_list`'s verdicts
 //! (`folio_check_references` per era), `add_to_swap`, unmapping through the reverse map,
 //! `pageout` through the swap I/O layer or the file's device, and `__remove_mapping` with
-//! the policy's shadow (refused for a folio a reader holds, `pagecache/held.rs`). The classic LRU's `shrink_inactive_list` and MGLRU's `evict_folios`
-//! both end here; each puts back what is returned to keep or activate.
+//! the policy's shadow (refused for a folio a reader holds, `pagecache/held.rs`). The classic
+//! LRU's `shrink_inactive_list` and MGLRU's `evict_folios` both end here; each puts back what
+//! is returned to keep or activate.
 
 use super::{LruGenRmap, LruPolicy, ScanControl};
 use crate::config::Profile;
