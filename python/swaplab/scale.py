@@ -2,7 +2,9 @@
 
 Scaled: ``machine.ram``, ``machine.memcg_limit``, every ``size`` (mappings and swap devices),
 every ``time_limit``, ``start_delay`` and ``ramp_time``, and explicit ``touches``, ``keys`` and
-``requests`` counts (a kv store's slab mapping follows from its keys). Not scaled: the
+``requests`` counts (a kv store's slab mapping follows from its keys), and an hpl phase's
+matrix order ``n`` by the square root of F (its matrix, and the mapping sized from it, holds
+n² doubles). Not scaled: the
 kernel's own reserve (``machine.kernel_reserved``, a fixed footprint), per-touch compute,
 device figures and kernel knobs. Touch counts given as ``cycles`` follow from the sizes.
 """
@@ -18,6 +20,7 @@ from .units import PAGE_SIZE, parse_duration, parse_size
 SIZE_KEYS = {"ram", "memcg_limit", "size"}
 DURATION_KEYS = {"time_limit", "start_delay", "ramp_time"}
 COUNT_KEYS = {"touches", "keys", "requests"}
+SQUARE_ROOT_KEYS = {"n"}
 _NOT_SCALED_PARENTS = {"params", "costs", "kernel"}
 
 
@@ -37,6 +40,8 @@ def _scale_value(key: str, v: Any, f: float) -> Any:
         return _scale_duration(v, f)
     if key in COUNT_KEYS and isinstance(v, int) and not isinstance(v, bool):
         return max(1, int(round(v / f)))
+    if key in SQUARE_ROOT_KEYS and isinstance(v, int) and not isinstance(v, bool):
+        return max(1, int(round(v / f ** 0.5)))
     return v
 
 
@@ -81,10 +86,10 @@ def scale_override(ov: str, f: float) -> str:
     last = segs[-1]
     if any(s in _NOT_SCALED_PARENTS for s in segs[:-1]):
         return ov
-    if last not in SIZE_KEYS | DURATION_KEYS | COUNT_KEYS:
+    if last not in SIZE_KEYS | DURATION_KEYS | COUNT_KEYS | SQUARE_ROOT_KEYS:
         return ov
     value: Any = raw.strip('"').strip("'")
-    if last in COUNT_KEYS:
+    if last in COUNT_KEYS | SQUARE_ROOT_KEYS:
         try:
             value = int(value)
         except ValueError:

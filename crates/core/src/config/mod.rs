@@ -10,6 +10,7 @@ pub mod calibrated;
 mod devices;
 mod error;
 pub mod footprint;
+mod hpl;
 pub mod pagecache;
 mod parse;
 mod profile;

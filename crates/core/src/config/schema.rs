@@ -330,6 +330,14 @@ pub struct Costs {
     /// reply and its share of the sendmsg on a UNIX socket). Estimate: memcached serves
     /// ~200-500k small GETs per second per worker thread when nothing faults, 2-5 us each.
     pub kv_request_ns: u64,
+    /// Double-precision floating-point operations one CPU completes per microsecond in dense
+    /// linear algebra (the hpl pattern's DGEMM, panel and solve). Default 15,200 (15.2
+    /// GFLOPS): a Haswell core retires 16 double-precision flops per cycle (two 256-bit FMA
+    /// units, Intel's Haswell microarchitecture), shared by its two hardware threads, at the
+    /// 1.9 GHz AVX base frequency of the 18-core Xeon E5-2699 v3 (Intel's Xeon E5 v3 AVX
+    /// frequency specification) — the only E5 v3 with 72 threads in two sockets, seed 000's
+    /// machine. The peak: HPL's efficiency below it is not modelled.
+    pub cpu_flops_per_us: u64,
 }
 
 impl Default for Costs {
@@ -354,6 +362,7 @@ impl Default for Costs {
             pt_walk_pte_ns: 2,
             bloom_test_ns: 5,
             kv_request_ns: 3_000,
+            cpu_flops_per_us: 15_200,
         }
     }
 }

@@ -62,7 +62,8 @@ pub struct MappingSpec {
     pub name: String,
     pub kind: MappingKind,
     /// Bytes; may be left out for the anon mapping of a kv store, which is then sized to
-    /// hold its slab pages (config/requests.rs).
+    /// hold its slab pages (config/requests.rs), or of an hpl phase, sized as HPL allocates a
+    /// rank's matrix (config/hpl.rs).
     #[serde(default)]
     pub size: Size,
     /// Set by the resolver for mappings laid out from a trace (config/trace.rs): the trace's
@@ -92,6 +93,11 @@ pub enum PatternKind {
     Strided,
     /// Blocked dense-matrix traversal (LU-style): see workload::Pattern::Matrix.
     Matrix,
+    /// HPL (High-Performance Linpack) as one MPI rank runs it over its block-cyclic share of
+    /// an `n` × `n` matrix in `nb`-column blocks on a `grid` = [P, Q] of ranks, one rank per
+    /// task instance: matrix generation, LU factorisation, solve, residual check
+    /// (workload/hpl.rs).
+    Hpl,
     /// Send `messages` messages of `bytes` to each of `fanout` channels (write()/sendmsg());
     /// every message also touches the next page of `mapping` (the user buffer).
     Send,
@@ -195,6 +201,16 @@ pub struct PhaseSpec {
     /// Matrix: pages per block edge.
     #[serde(default = "default_block")]
     pub block_pages: u64,
+    /// hpl: the matrix order N (HPL.dat `Ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n: Option<u64>,
+    /// hpl: the block size NB (HPL.dat `NBs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nb: Option<u64>,
+    /// hpl: the process grid [P, Q] (HPL.dat `Ps`, `Qs`); the task's `instances` are its P × Q
+    /// ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grid: Option<[u32; 2]>,
     /// Touches through page tables ("pte") or buffered file I/O ("syscall").
     #[serde(default)]
     pub access: Access,

@@ -50,7 +50,6 @@ impl Sim {
         let mut resident = 0u64;
         let out;
         let program = t.program.as_mut().expect("user task has a program");
-        let mut cost = touch_ns + program.compute_ns();
         let mut clock = t.clock;
         loop {
             if clock >= limit {
@@ -79,9 +78,10 @@ impl Sim {
                         t.verify_errors += 1;
                     }
                     *pte |= PTE_ACCESSED | if touch.write { PTE_DIRTY } else { 0 };
-                    clock += cost;
+                    // The compute that follows this touch (a trace or hpl phase sets it per
+                    // touch, so read it after `next_step`).
+                    clock += touch_ns + program.compute_ns();
                     resident += 1;
-                    cost = touch_ns + program.compute_ns();
                 }
             }
         }

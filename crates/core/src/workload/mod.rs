@@ -5,6 +5,7 @@
 //! pattern is written once. A generator is a pure function of its phase description and the
 //! task's random stream ([`crate::rng::Rng`]).
 
+pub mod hpl;
 pub mod kv;
 pub mod trace;
 
@@ -126,6 +127,8 @@ enum Order {
     Zipf { zipf: Zipf, mult: u64 },
     Strided { stride: u64 },
     Matrix { tiles: u64, block: u64 },
+    /// One HPL rank's run (attached by [`program_for`]).
+    Hpl(Box<hpl::HplGen>),
 }
 
 /// The touches of one phase over a mapping of `pages` pages.
@@ -167,6 +170,8 @@ impl PhaseGen {
             PatternKind::Trace => (Order::Sequential, spec.touches.unwrap_or(0)),
             // Requests, counted by the attached generator.
             PatternKind::KvSet | PatternKind::KvGet => (Order::Sequential, 0),
+            // The rank's generator, attached with its rank and CPU rate, sets the count.
+            PatternKind::Hpl => (Order::Sequential, 0),
             PatternKind::Strided => (Order::Strided { stride: spec.stride.min(pages) }, per_cycle(pages)),
             PatternKind::Random => (Order::Random, spec.touches.unwrap_or_else(|| per_cycle(pages))),
             PatternKind::Zipf => (
@@ -203,6 +208,12 @@ impl PhaseGen {
         let step = gen.next(rng)?;
         self.done = gen.done();
         Some(step)
+    }
+
+    /// Make this phase one HPL rank's run.
+    pub fn attach_hpl(&mut self, gen: hpl::HplGen) {
+        self.total = gen.total();
+        self.order = Order::Hpl(Box::new(gen));
     }
 
     /// Make this phase replay a trace.
@@ -248,6 +259,12 @@ impl PhaseGen {
         }
         let i = self.done;
         self.done += 1;
+        if let Order::Hpl(gen) = &mut self.order {
+            // Its own pages, stores and compute: no write ratio, no direction.
+            let (t, compute) = gen.next()?;
+            self.compute_ns = compute;
+            return Some(t);
+        }
         let page = match &self.order {
             Order::Sequential => i % self.pages,
             Order::Random => rng.below(self.pages),
@@ -267,6 +284,7 @@ impl PhaseGen {
                 let p = self.matrix_next(tiles, block);
                 p.min(self.pages - 1)
             }
+            Order::Hpl(_) => unreachable!("handled above"),
         };
         let page = if self.backward { self.pages - 1 - page } else { page };
         let write = if self.write_ratio >= 1.0 {
@@ -505,6 +523,9 @@ pub fn program_for(resolved: &crate::config::Resolved, task_idx: usize, instance
             }
             if matches!(ph.pattern, PatternKind::KvSet | PatternKind::KvGet) {
                 g.attach_kv(kv::KvGen::new(ph, instance as u64, task.instances as u64));
+            }
+            if ph.pattern == PatternKind::Hpl {
+                g.attach_hpl(hpl::HplGen::new(ph, instance as u64, cfg.costs.cpu_flops_per_us));
             }
             if let Some(name) = &ph.channel {
                 // Global channel id: the arrays' channels numbered in file order.

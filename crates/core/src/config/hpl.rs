@@ -1,0 +1,55 @@
+//! `pattern = "hpl"` phases (workload/hpl.rs): checks N, NB and the process grid, one clear
+//! message per mistake, and sizes the rank's anonymous mapping as HPL_pdtest allocates it
+//! when the file leaves its size out.
+
+use super::tasks::{MappingKind, PatternKind, TaskSpec};
+use super::units::Size;
+use crate::workload::hpl::Rank;
+
+type Error = (String, String);
+
+/// Largest matrix order accepted: 2^24 (a 2 PiB matrix) keeps every page index in range.
+const MAX_N: u64 = 1 << 24;
+
+/// Validate hpl parameters and set the size of hpl mappings given without one.
+pub(super) fn resolve_hpl(tasks: &mut [TaskSpec]) -> Result<(), Error> {
+    for (ti, t) in tasks.iter_mut().enumerate() {
+        for pi in 0..t.phases.len() {
+            let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");
+            let ph = &t.phases[pi];
+            if ph.pattern != PatternKind::Hpl {
+                for (k, set) in [("n", ph.n.is_some()), ("nb", ph.nb.is_some()), ("grid", ph.grid.is_some())] {
+                    if set {
+                        return Err((key(k), format!("`{k}` belongs to hpl phases (pattern = \"hpl\")")));
+                    }
+                }
+                continue;
+            }
+            let n = ph.n.ok_or_else(|| (key("n"), "an hpl phase needs the matrix order `n` (HPL.dat Ns)".into()))?;
+            if n == 0 || n > MAX_N {
+                return Err((key("n"), format!("expected a matrix order in 1..={MAX_N}, got {n}")));
+            }
+            let nb = ph.nb.ok_or_else(|| (key("nb"), "an hpl phase needs the block size `nb` (HPL.dat NBs)".into()))?;
+            if nb == 0 || nb > n {
+                return Err((key("nb"), format!("expected a block size in 1..=n ({n}), got {nb}")));
+            }
+            let [p, q] = ph.grid.ok_or_else(|| (key("grid"), "an hpl phase needs the process grid `grid = [P, Q]`".into()))?;
+            if p == 0 || q == 0 || p as u64 * q as u64 != t.instances as u64 {
+                return Err((key("grid"), format!("expected P x Q = the task's instances ({}), one rank each, got [{p}, {q}]", t.instances)));
+            }
+            // Rank 0 holds the most rows and columns (numroc deals the extra blocks from 0).
+            let bytes = Rank::new(n, nb, p as u64, q as u64, 0).bytes();
+            let Some(mi) = t.mappings.iter().position(|m| m.name == ph.mapping) else { continue };
+            let m = &mut t.mappings[mi];
+            if m.kind != MappingKind::Anon {
+                return Err((key("mapping"), format!("HPL keeps its matrix in malloc()ed memory: mapping {:?} must be kind = \"anon\"", m.name)));
+            }
+            if m.size.0 == 0 {
+                m.size = Size(bytes);
+            } else if m.size.0 < bytes {
+                return Err((format!("task.{ti}.mapping.{mi}.size"), format!("{} bytes cannot hold a rank's share of an N = {n} matrix: it needs {bytes} bytes (leave `size` out to have it computed)", m.size.0)));
+            }
+        }
+    }
+    Ok(())
+}
