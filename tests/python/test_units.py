@@ -115,3 +115,11 @@ def test_toml_writer_round_trips_and_uses_array_tables():
     assert tomllib.loads(text) == doc
     assert tomlio.value(True) == "true" and tomlio.value("3.14") == '"3.14"'
     assert tomlio.value({"a": 1}) == "{ a = 1 }"
+
+
+def test_scale_shrinks_an_hpl_matrix_order_by_the_square_root():
+    # The matrix holds n^2 doubles: a 16x smaller machine gets a 4x smaller order.
+    doc = {"task": [{"phase": [{"pattern": "hpl", "n": 69120, "nb": 192}]}]}
+    ph = scale_workload(doc, 16)["task"][0]["phase"][0]
+    assert ph["n"] == 17280 and ph["nb"] == 192
+    assert scale_override("task.0.phase.0.n=40000", 4) == "task.0.phase.0.n=20000"
