@@ -94,11 +94,22 @@ def _check_reclaim_policy(policy: str, have_lru_gen: bool) -> None:
         raise PreconditionError(f"kernel.reclaim = {policy!r} is unavailable on this host (only the classic LRU can be run here)")
 
 
+def _check_no_fork(tasks: List[Dict[str, Any]]) -> None:
+    """The runner's workers are independent processes, each allocating its own memory: a task
+    forked from another (`fork_of`, sharing the parent's anonymous memory copy-on-write) would
+    run with private copies instead, a different workload."""
+    forked = [t["name"] for t in tasks if t.get("fork_of")]
+    if forked:
+        raise PreconditionError(f"fork_of ({', '.join(forked)}) is simulated only: the host runner's workers are "
+                                "independent processes and cannot share a parent's anonymous memory copy-on-write")
+
+
 def preflight(resolved: Dict[str, Any], opts: HostOptions) -> List[str]:
     """Refuse (PreconditionError) before changing anything; return notes for the report."""
     notes: List[str] = []
     k = resolved["kernel"]
     _check_reclaim_policy(k["reclaim"], os.path.exists(MGLRU))
+    _check_no_fork(resolved.get("task", []))
     euid = os.geteuid() if opts.euid is None else opts.euid
     if euid != 0:
         raise PreconditionError("the host runner must run as root: it creates a memory cgroup, swap devices and sets kernel knobs")

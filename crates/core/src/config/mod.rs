@@ -11,6 +11,7 @@ mod devices;
 mod error;
 pub mod footprint;
 mod hpl;
+pub mod fork;
 pub mod pagecache;
 mod parse;
 mod profile;

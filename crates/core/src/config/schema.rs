@@ -293,9 +293,15 @@ pub struct Costs {
     pub major_fault_cpu_ns: u64,
     /// Reclaim: isolating and checking one LRU page.
     pub scan_page_ns: u64,
-    /// Reclaim: one reverse-map walk testing accessed bits (folio_referenced).
+    /// Reclaim: one VMA visited by a reverse-map walk (`page_vma_mapped_walk`, called per VMA
+    /// of the folio's anon_vma or i_mmap tree by `folio_referenced_one` and `try_to_unmap_one`),
+    /// mapped there or not: `vma_address`, the page-table descent to the PTE and its lock.
+    /// Estimate (no published per-call figure): three or four dependent loads of page-table
+    /// entries that are cold in the reclaimer's cache, ~40-50 ns each.
     pub rmap_walk_ns: u64,
-    /// Reclaim: unmapping one page (try_to_unmap incl. TLB flush share).
+    /// Reclaim: removing one mapping of a page being unmapped (`try_to_unmap_one`: clearing the
+    /// PTE, its share of the TLB flush, the rmap and counter updates); the walk that finds the
+    /// mapping is `rmap_walk_ns`.
     pub unmap_ns: u64,
     /// Reclaim: freeing one page (remove from the cache, shadow store, free).
     pub free_page_ns: u64,

@@ -43,6 +43,14 @@ pub struct TaskSpec {
     /// the run ends when every foreground task is done.
     #[serde(default)]
     pub background: bool,
+    /// Each instance is forked, when it starts, from the named task (one instance, earlier in
+    /// the file), as a browser's renderers are forked from its zygote: it inherits the
+    /// parent's anonymous mappings copy-on-write (`fork()`: the same pages mapped read-only in
+    /// both, a write copies the page into the writer's own anon_vma) and its phases can touch
+    /// them by the parent's mapping names. The resolver puts those mappings first in the
+    /// task's list (`config/fork.rs`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fork_of: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

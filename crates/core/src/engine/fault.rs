@@ -61,19 +61,27 @@ impl Sim {
         }
     }
 
-    fn fault_anon(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch) -> Outcome {
+    /// A new anonymous folio of VMA `v` at `page` (`folio_add_new_anon_rmap` and
+    /// `folio_add_lru_vma`): swap-backed, in `v`'s own anon_vma. New anonymous pages start on
+    /// the active list before 5.9, inactive since (§1.8).
+    pub(super) fn add_new_anon_folio(&mut self, f: u32, v: u32, page: u32) {
+        let fr = &mut self.mem.frames[f as usize];
+        fr.flags |= PG_SWAPBACKED | if self.profile < crate::config::Profile::V6 { PG_ACTIVE } else { 0 };
+        fr.set_owner(Owner::Anon, v, page);
+        self.lru_add(f);
+    }
+
+    pub(super) fn fault_anon(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch) -> Outcome {
         let page = touch.page as usize;
         let pte = self.mem.vmas[v as usize].ptes[page];
         if pte & PTE_PRESENT != 0 && pte & PTE_ZERO == 0 {
-            // Write to a page mapped read-only after a read swap-in: reuse it, dropping its
-            // swap copy if nobody else holds the slot (do_wp_page reuse + folio_free_swap).
-            let f = pte_frame(pte);
-            self.try_free_swap(f);
-            self.mem.frames[f as usize].flags |= PG_DIRTY;
-            self.mem.vmas[v as usize].ptes[page] = pte | PTE_WRITE | PTE_DIRTY | PTE_ACCESSED;
-            self.tasks[tid as usize].clock += self.costs.minor_fault_ns;
-            self.count_fault(tid, false);
-            return Outcome::Done;
+            // Write to a page mapped read-only (after a read swap-in, or shared by fork):
+            // reuse or copy it (engine/fork.rs).
+            let out = self.do_wp_page(tid, cpu, v, touch);
+            if matches!(out, Outcome::Done) {
+                self.count_fault(tid, false);
+            }
+            return out;
         }
         if pte == 0 && !touch.write {
             // Read of never-written memory: map the shared zero page (do_anonymous_page).
@@ -91,11 +99,7 @@ impl Sim {
             // First write: a new zeroed anonymous page (do_anonymous_page, or the copy-on-write
             // break of the zero page).
             let f = alloc_or_return!(self, tid, cpu);
-            let fr = &mut self.mem.frames[f as usize];
-            // New anonymous pages start on the active list before 5.9, inactive since (§1.8).
-            fr.flags |= PG_SWAPBACKED | if self.profile < crate::config::Profile::V6 { PG_ACTIVE } else { 0 };
-            fr.set_owner(Owner::Anon, v, touch.page);
-            self.lru_add(f);
+            self.add_new_anon_folio(f, v, touch.page);
             let w = if touch.write { PTE_DIRTY } else { 0 };
             let vma = &mut self.mem.vmas[v as usize];
             vma.ptes[page] = PTE_PRESENT | PTE_ACCESSED | PTE_WRITE | w | f as u64;
@@ -198,6 +202,13 @@ impl Sim {
             let major = std::mem::take(&mut self.tasks[tid as usize].fault_was_major);
             self.map_swapped_in(tid, v, page, f, dev, slot, touch.write, shmem);
             self.tasks[tid as usize].clock += if major { self.costs.major_fault_cpu_ns / MAJOR_FAULT_RETRY_SHARE } else { self.costs.cache_hit_fault_ns };
+            if touch.write && self.mem.vmas[v as usize].ptes[page] & PTE_WRITE == 0 {
+                // Mapped read-only because others share it: the write copies it.
+                let out = self.do_wp_page(tid, cpu, v, touch);
+                if !matches!(out, Outcome::Done) {
+                    return out;
+                }
+            }
             self.count_fault(tid, major);
             return Outcome::Done;
         }
@@ -366,7 +377,14 @@ impl Sim {
             self.map_shared(_tid, v, page, f, write);
             return;
         }
-        self.mem.frames[f as usize].set_owner(Owner::Anon, v, page as u32);
+        // do_swap_page's rmap: a folio another process of the fork family mapped already keeps
+        // its anon_vma; else it joins the faulting VMA's own if no other swap entry refers to
+        // it (exclusive), or the family's root anon_vma (__page_set_anon_rmap).
+        if self.mem.frames[f as usize].owner_kind() != Owner::Anon {
+            let exclusive = self.swap.areas[dev].count(slot) == 1;
+            let owner = if exclusive { v } else { self.mem.anon_root_owner(v) };
+            self.mem.frames[f as usize].set_owner(Owner::Anon, owner, page as u32);
+        }
         {
             let vma = &mut self.mem.vmas[v as usize];
             vma.rss += 1;
@@ -374,8 +392,12 @@ impl Sim {
         }
         self.put_swap_ref(dev, slot);
         // should_try_to_free_swap: swap more than half full, or a write fault by the only user.
+        // A folio someone else still maps or holds a swap entry of is mapped read-only: a write
+        // copies it (do_swap_page's do_wp_page).
+        let fr = self.mem.frames[f as usize];
+        let sole_user = self.mem.anon_mappings(f, fr.owner, fr.index).mapcount == 0 && self.swap.areas[dev].count(slot) == 0;
         let freed = (write || self.vm_swap_full()) && self.try_free_swap(f);
-        let writable = write || freed;
+        let writable = sole_user && (write || freed);
         let bits = PTE_PRESENT | PTE_ACCESSED | if writable { PTE_WRITE } else { 0 } | if write { PTE_DIRTY } else { 0 };
         self.mem.vmas[v as usize].ptes[page] = bits | f as u64;
     }

@@ -75,7 +75,9 @@ impl Sim {
                     }
                     if v.kind == MappingKind::Anon {
                         let fr = &self.mem.frames[f];
-                        if fr.owner_kind() != Owner::Anon || fr.owner != vi as u32 || fr.index != i as u32 {
+                        // Owned by this VMA, or by one whose anon_vma tree links it (fork).
+                        let owner_tree_has_vi = fr.owner_kind() == Owner::Anon && (0..self.mem.anon_tree_len(fr.owner)).any(|k| self.mem.anon_tree_vma(fr.owner, k) == vi as u32);
+                        if !owner_tree_has_vi || fr.index != i as u32 {
                             e(format!("rmap mismatch: vma {vi} page {i} -> frame {f} owned by {:?} {} {}", fr.owner_kind(), fr.owner, fr.index));
                         }
                     }

@@ -221,7 +221,9 @@ impl Sim {
             }
             if pte & PTE_PRESENT != 0 {
                 let f = pte_frame(pte);
-                if kind == crate::config::MappingKind::Anon {
+                let fr = self.mem.frames[f as usize];
+                // An anonymous folio other processes of its fork family still map stays.
+                if kind == crate::config::MappingKind::Anon && self.mem.anon_mappings(f, fr.owner, fr.index).mapcount == 0 {
                     self.mem.frames[f as usize].set_owner(Owner::None, NONE, 0);
                     self.release_unmapped(f);
                 }
@@ -229,6 +231,7 @@ impl Sim {
                 self.put_swap_ref(swp_dev(pte), swp_slot(pte));
             }
         }
+        self.mem.unlink_anon_vmas(v);
         let vma = &mut self.mem.vmas[v as usize];
         vma.rss = 0;
         vma.swapents = 0;
@@ -258,7 +261,7 @@ impl Sim {
 
     /// Free an unmapped folio now if nothing holds it; busy ones (I/O in flight) stay on the
     /// LRU as orphans and are reclaimed later.
-    fn release_unmapped(&mut self, f: u32) {
+    pub(super) fn release_unmapped(&mut self, f: u32) {
         let fr = self.mem.frames[f as usize];
         if fr.has(PG_WRITEBACK) || fr.has(PG_LOCKED) {
             return;

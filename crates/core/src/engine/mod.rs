@@ -19,12 +19,13 @@
 //! reclaim/). The files of this folder: `sched.rs` scheduling, `user.rs` running user programs,
 //! `kthread.rs` kernel threads, `io.rs` block I/O and writeback accounting, `congestion.rs`
 //! queue congestion and `congestion_wait`, `fault.rs` page
-//! faults, `memory.rs` page allocation and teardown, `ipc.rs` messages and buffered file I/O,
+//! faults, `fork.rs` fork's copy-on-write sharing and its breaking, `memory.rs` page allocation and teardown, `ipc.rs` messages and buffered file I/O,
 //! `report.rs` samples and the result, `invariants.rs` consistency checks.
 
 mod congestion;
 mod events;
 pub(crate) mod fault;
+mod fork;
 pub mod invariants;
 mod io;
 mod iowait;
@@ -143,7 +144,10 @@ impl Sim {
     fn build_tasks(&mut self) {
         let cfg = self.cfg.clone();
         let mut pid = 1;
+        let mut first_tid = Vec::with_capacity(cfg.config.tasks.len());
         for (ti, t) in cfg.config.tasks.iter().enumerate() {
+            first_tid.push(self.tasks.len() as u32);
+            let fork_parent = t.fork_of.as_ref().map(|p| first_tid[cfg.config.tasks.iter().position(|o| &o.name == p).expect("validated: fork_of names an earlier task")]);
             for inst in 0..t.instances {
                 let tid = self.tasks.len() as u32;
                 let vmas = self.map_task(tid, ti, inst, t);
@@ -157,6 +161,7 @@ impl Sim {
                 let mut task = Task::user(&t.name, inst, pid, program, vmas, start, deadline);
                 task.background = t.background;
                 task.ramp_ns = t.ramp_time.map_or(0, |r| r.0);
+                task.fork_parent = fork_parent;
                 self.tasks.push(task);
                 pid += 1;
                 self.push(start, Ev::Start(tid));
@@ -193,7 +198,7 @@ impl Sim {
             };
             vmas.push(mem.vmas.len() as u32);
             let content_key = crate::swap::store::zswap::content::mapping_key(task_idx, instance, mi);
-            mem.vmas.push(Vma { task: tid, kind: m.kind, start_vpn: vpn, ptes: vec![0; pages as usize], object, ra_info: 0, rss: 0, swapents: 0, exec: m.exec, content_key });
+            mem.vmas.push(Vma { task: tid, kind: m.kind, start_vpn: vpn, ptes: vec![0; pages as usize], object, ra_info: 0, rss: 0, swapents: 0, exec: m.exec, content_key, anon_vma: NONE });
             vpn += pages.div_ceil(PTRS_PER_PMD) * PTRS_PER_PMD + PTRS_PER_PMD;
         }
         vmas
@@ -220,6 +225,9 @@ impl Sim {
                 Ev::IoDone(r) => self.io_done(r),
                 Ev::Timer(tid, token) => self.timer(tid, token),
                 Ev::Start(tid) => {
+                    if let Some(parent) = self.tasks[tid as usize].fork_parent {
+                        self.fork_mm(parent, tid);
+                    }
                     self.tasks[tid as usize].clock = t;
                     self.make_runnable(tid, t);
                 }

@@ -114,6 +114,8 @@ pub struct Task {
     pub dirty_wait: DirtyWait,
     pub dirty_pauses: u64,
     pub dirty_throttled_ns: u64,
+    /// The task this one is forked from when it starts (config `fork_of`, engine/fork.rs).
+    pub fork_parent: Option<u32>,
 }
 
 impl Task {
@@ -141,6 +143,7 @@ impl Task {
             end: 0,
             deadline: None,
             slice_end: 0,
+            fork_parent: None,
             timer_token: 0,
             program: None,
             vmas: Vec::new(),

@@ -4,8 +4,11 @@
 //! Layout is chosen for the performance contract: a frame is 24 bytes, a page-table entry 8,
 //! a shared mapping's inode entry 8; a resident touch reads one PTE and sets two bits.
 
+pub mod anon_vma;
 pub mod lru;
 pub mod pcp;
+
+pub use anon_vma::{AnonMappings, AnonVma};
 
 pub use lru::{LruList, Lrus};
 
@@ -33,6 +36,8 @@ pub struct Memory {
     /// uses.
     pub cpu: usize,
     pub vmas: Vec<Vma>,
+    /// The anon_vmas of VMAs that forked (`anon_vma.rs`).
+    pub anon_vmas: Vec<AnonVma>,
     pub objects: Vec<Object>,
     pub wm: crate::config::Watermarks,
     /// memcg mode: the limit in pages; and the pages charged to the workload's cgroup.
@@ -60,6 +65,7 @@ impl Memory {
                 .then(|| pcp::PerCpuPages::new(c.machine.cpus as usize, c.machine.ram.pages())),
             cpu: 0,
             vmas: Vec::new(),
+            anon_vmas: Vec::new(),
             objects: Vec::new(),
             wm,
             memcg_limit: c.machine.memcg_limit.map(|l| l.pages()),
@@ -264,6 +270,9 @@ pub struct Vma {
     pub exec: bool,
     /// The identity of the mapping's pages for the content model (`content::mapping_key`).
     pub content_key: u64,
+    /// Anon: `vma->anon_vma`, the anon_vma its new folios go into (`anon_vma.rs`); NONE for
+    /// a VMA that never forked (a tree of itself alone).
+    pub anon_vma: u32,
 }
 
 /// An inode: shmem object or regular file. `entries` hold a frame (PTE_PRESENT), a swap entry

@@ -159,8 +159,10 @@ impl Sim {
             batch.cost.charge(Cat::SwapAlloc, self.costs.swap_alloc_ns);
         }
         if self.folio_mapped(f) {
-            self.try_to_unmap(f);
-            batch.cost.charge(Cat::Unmap, self.costs.unmap_ns);
+            // One page_vma_mapped_walk per VMA visited, one PTE clear and flush per mapping.
+            let (visits, unmapped) = self.try_to_unmap(f);
+            batch.cost.charge(Cat::RmapWalk, visits as u64 * self.costs.rmap_walk_ns);
+            batch.cost.charge(Cat::Unmap, unmapped as u64 * self.costs.unmap_ns);
         }
         if self.mem.frames[f as usize].owner_kind() == Owner::Shmem {
             self.shmem_writeout(f);
@@ -211,11 +213,14 @@ impl Sim {
             return verdict;
         }
         if pages.iter().any(|&p| self.folio_mapped(p)) {
+            // One walk for the whole folio: each VMA it visits is visited once.
+            let mut visits = 0;
             for &p in pages {
                 if self.folio_mapped(p) {
-                    self.try_to_unmap(p);
+                    visits = visits.max(self.try_to_unmap(p).0);
                 }
             }
+            batch.cost.charge(Cat::RmapWalk, visits as u64 * self.costs.rmap_walk_ns);
             batch.cost.charge(Cat::Unmap, self.costs.unmap_ns);
         }
         if self.mem.frames[head as usize].folio_order() == 0 || self.folio_held_elsewhere(head) {
@@ -359,16 +364,18 @@ impl Sim {
             return Verdict::Keep;
         }
         let fr = self.mem.frames[f as usize];
-        let nr_mappings = match fr.owner_kind() {
+        // The VMAs the walk visits: the anon_vma tree up to the folio's last mapping, or the
+        // file's mappings.
+        let visits = match fr.owner_kind() {
             Owner::None => 0,
-            Owner::Anon => 1,
+            Owner::Anon => self.mem.anon_mappings(f, fr.owner, fr.index).visits as usize,
             Owner::Shmem | Owner::File => self.mem.objects[fr.owner as usize].vmas.len(),
         };
-        cost.charge(Cat::RmapWalk, nr_mappings as u64 * self.costs.rmap_walk_ns);
+        cost.charge(Cat::RmapWalk, visits as u64 * self.costs.rmap_walk_ns);
         let mut young = 0;
-        for k in 0..nr_mappings {
+        for k in 0..visits {
             let (v, i) = match fr.owner_kind() {
-                Owner::Anon => (fr.owner, fr.index),
+                Owner::Anon => (self.mem.anon_tree_vma(fr.owner, k), fr.index),
                 _ => (self.mem.objects[fr.owner as usize].vmas[k], fr.index),
             };
             let pte = &mut self.mem.vmas[v as usize].ptes[i as usize];
@@ -391,13 +398,27 @@ impl Sim {
         match fr.owner_kind() {
             Owner::None => Referenced::default(),
             Owner::Anon => {
-                let token = self.swap_token_pretends_referenced(self.mem.vmas[fr.owner as usize].task);
-                let vma = &mut self.mem.vmas[fr.owner as usize];
-                let pte = &mut vma.ptes[fr.index as usize];
-                let young = *pte & PTE_ACCESSED != 0;
-                *pte &= !PTE_ACCESSED;
-                let referenced = young || token;
-                Referenced { ptes: referenced as u32, walks: 1, exec: referenced && vma.exec }
+                // rmap_walk_anon: the VMAs of the folio's anon_vma tree in order, until as
+                // many mappings are found as it has (`pra->mapcount`); each visit is a
+                // page_vma_mapped_walk, mapped there or not (mm/anon_vma.rs).
+                let m = self.mem.anon_mappings(f, fr.owner, fr.index);
+                let mut r = Referenced { walks: m.visits, ..Referenced::default() };
+                for k in 0..m.visits as usize {
+                    let v = self.mem.anon_tree_vma(fr.owner, k);
+                    if !self.mem.maps(v, fr.index, f) {
+                        continue;
+                    }
+                    let token = self.swap_token_pretends_referenced(self.mem.vmas[v as usize].task);
+                    let vma = &mut self.mem.vmas[v as usize];
+                    let pte = &mut vma.ptes[fr.index as usize];
+                    let young = *pte & PTE_ACCESSED != 0;
+                    *pte &= !PTE_ACCESSED;
+                    if young || token {
+                        r.ptes += 1;
+                        r.exec |= vma.exec;
+                    }
+                }
+                r
             }
             Owner::Shmem | Owner::File => {
                 // folio_referenced_one: per mapping, every PTE of the folio is tested and
@@ -440,34 +461,47 @@ impl Sim {
     }
 
     /// `try_to_unmap`: every PTE of the folio becomes a swap entry (anon) or none (shared);
-    /// dirty bits move to the folio.
-    fn try_to_unmap(&mut self, f: u32) {
+    /// dirty bits move to the folio. Like `folio_referenced` it walks the reverse map until the
+    /// folio is mapped nowhere (`folio_not_mapped`). Returns the VMAs visited and the mappings
+    /// removed.
+    fn try_to_unmap(&mut self, f: u32) -> (u32, u32) {
         let fr = self.mem.frames[f as usize];
+        let mut dirty = false;
+        let (mut visits, mut unmapped) = (0, 0);
         match fr.owner_kind() {
             Owner::None => {}
             Owner::Anon => {
                 let (dev, slot) = (fr.swap_dev(), fr.slot);
-                let vma = &mut self.mem.vmas[fr.owner as usize];
-                let pte = vma.ptes[fr.index as usize];
-                vma.ptes[fr.index as usize] = swp_entry(dev, slot);
-                vma.rss -= 1;
-                vma.swapents += 1;
-                if pte & PTE_DIRTY != 0 {
+                visits = self.mem.anon_mappings(f, fr.owner, fr.index).visits;
+                for k in 0..visits as usize {
+                    let v = self.mem.anon_tree_vma(fr.owner, k);
+                    if !self.mem.maps(v, fr.index, f) {
+                        continue;
+                    }
+                    let vma = &mut self.mem.vmas[v as usize];
+                    dirty |= vma.ptes[fr.index as usize] & PTE_DIRTY != 0;
+                    vma.ptes[fr.index as usize] = swp_entry(dev, slot);
+                    vma.rss -= 1;
+                    vma.swapents += 1;
+                    self.swap.areas[dev].map[slot as usize] += 1;
+                    unmapped += 1;
+                }
+                if dirty {
                     self.mem.frames[f as usize].flags |= PG_DIRTY;
                 }
-                self.swap.areas[dev].map[slot as usize] += 1;
                 self.mem.frames[f as usize].set_owner(Owner::None, NONE, 0);
             }
             Owner::Shmem | Owner::File => {
                 let mem = &mut self.mem;
-                let mut dirty = false;
-                for &v in &mem.objects[fr.owner as usize].vmas {
+                for (k, &v) in mem.objects[fr.owner as usize].vmas.iter().enumerate() {
                     let vma = &mut mem.vmas[v as usize];
                     let pte = vma.ptes[fr.index as usize];
                     if pte & PTE_PRESENT != 0 && pte_frame(pte) == f {
                         vma.ptes[fr.index as usize] = 0;
                         vma.rss -= 1;
                         dirty |= pte & PTE_DIRTY != 0;
+                        visits = k as u32 + 1;
+                        unmapped += 1;
                     }
                 }
                 if dirty {
@@ -476,6 +510,7 @@ impl Sim {
                 }
             }
         }
+        (visits, unmapped)
     }
 
     /// `shmem_writeout`: the inode's entry becomes the swap entry of the folio's slot; the
@@ -516,5 +551,63 @@ impl Sim {
             self.mem.objects[fr.owner as usize].entries[fr.index as usize] = 0;
         }
         self.free_frame(f);
+    }
+}
+
+#[cfg(test)]
+mod rmap_tests {
+    //! The rmap walk of a folio shared by fork: what `folio_referenced` and `try_to_unmap`
+    //! visit, and so what reclaim charges (one `rmap_walk_ns` per VMA visited).
+    use crate::engine::Sim;
+    use crate::mm::*;
+
+    /// A zygote's 2 MiB heap shared with three renderers; all stay alive after the run.
+    const FAMILY: &str = include_str!("../../tests/data/fork-family.toml");
+
+    /// The family after the run, and the zygote's heap VMA and its three copies.
+    fn family() -> (Sim, Vec<u32>) {
+        let r = crate::config::load(FAMILY, "rmap.toml", &[]).expect("loads");
+        let mut sim = Sim::new(&r);
+        sim.run(&mut |_| true);
+        let heap: Vec<u32> = sim.tasks.iter().filter(|t| t.name == "zygote" || t.name == "renderer").map(|t| t.vmas[0]).collect();
+        assert_eq!(heap.len(), 4);
+        (sim, heap)
+    }
+
+    /// Page `i` of the heap: the one folio all four map.
+    fn shared_folio(sim: &Sim, heap: &[u32], i: usize) -> u32 {
+        let f = pte_frame(sim.mem.vmas[heap[0] as usize].ptes[i]);
+        assert!(heap.iter().all(|&v| sim.mem.maps(v, i as u32, f)), "page {i} is shared by fork");
+        f
+    }
+
+    #[test]
+    fn the_rmap_walk_of_a_forked_folio_visits_every_vma_of_its_anon_vma_and_any_young_pte_makes_it_young() {
+        let (mut sim, heap) = family();
+        let f = shared_folio(&sim, &heap, 7);
+        for &v in &heap {
+            sim.mem.vmas[v as usize].ptes[7] &= !PTE_ACCESSED;
+        }
+        let r = sim.folio_referenced(f);
+        assert_eq!((r.walks, r.ptes), (4, 0), "four VMAs visited, none young");
+        // Only the last child touched it: still one walk per VMA, and the folio is young.
+        sim.mem.vmas[heap[3] as usize].ptes[7] |= PTE_ACCESSED;
+        let r = sim.folio_referenced(f);
+        assert_eq!((r.walks, r.ptes), (4, 1));
+        assert_eq!(sim.mem.vmas[heap[3] as usize].ptes[7] & PTE_ACCESSED, 0, "the walk cleared the young bit it found");
+    }
+
+    #[test]
+    fn try_to_unmap_visits_and_unmaps_every_mapping_of_a_forked_folio() {
+        let (mut sim, heap) = family();
+        let f = shared_folio(&sim, &heap, 3);
+        assert!(sim.add_to_swap(f, 0), "a swap slot");
+        let (dev, slot) = (sim.mem.frames[f as usize].swap_dev(), sim.mem.frames[f as usize].slot);
+        assert_eq!(sim.try_to_unmap(f), (4, 4), "four VMAs visited, four mappings removed");
+        for &v in &heap {
+            assert_eq!(sim.mem.vmas[v as usize].ptes[3], swp_entry(dev, slot), "VMA {v} holds the swap entry");
+        }
+        assert_eq!(sim.swap.areas[dev].count(slot), 4, "one swap reference per mapping");
+        assert_eq!(sim.mem.frames[f as usize].owner_kind(), Owner::None, "mapped nowhere");
     }
 }

@@ -15,8 +15,10 @@
 //!   category by a typo; the JSON and table names come from `CpuCategory::name`.
 //! * MGLRU's look-around (`lru_gen_look_around`, run from inside the rmap walk) scans PTEs:
 //!   its PTEs are page-table-walk time and its filter update Bloom-filter time, as they use
-//!   the same cost parameters as the aging walk. The rmap walk itself is the per-mapping
-//!   `rmap_walk_ns`.
+//!   the same cost parameters as the aging walk. The rmap walk itself is `rmap_walk_ns` per
+//!   VMA it visits, in `folio_referenced` and in `try_to_unmap` alike (both run
+//!   `page_vma_mapped_walk` per VMA; a folio shared by fork is looked for in every VMA of its
+//!   anon_vma tree until all its mappings are found, mm/anon_vma.rs).
 //! * Three costs are not in the list but are CPU that reclaim spends: swap slot
 //!   allocation (`folio_alloc_swap`), freeing (`__remove_mapping`, shadow store, free) and the
 //!   copy of a synchronous RAM device that does not compress (brd copies inside
@@ -32,7 +34,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 /// Where a reclaimer's CPU time went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CpuCategory {
-    /// `folio_referenced` / `page_vma_mapped_walk`: one visit per mapping of a folio.
+    /// `page_vma_mapped_walk` from `folio_referenced` and `try_to_unmap`: one visit per VMA.
     RmapWalk,
     /// MGLRU aging's `walk_mm` / `walk_pte_range`, and the look-around's PTEs.
     PageTableWalk,
