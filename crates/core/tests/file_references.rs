@@ -97,7 +97,12 @@ fn referenced_executable_pages_stay_on_the_active_list_on_2_6_32() {
            [[task.phase]]\nmapping = \"text\"\npattern = \"sequential\"\nwrite_ratio = 0.0\ncycles = 1000\ncompute = \"2us\"\n";
     let run = |exec: &str| run_checked(&text, &["kernel.profile=\"2.6.32\"", "task.0.phase.0.cycles=4", exec]);
     let (plain, exec) = (run("task.1.mapping.0.exec=false"), run("task.1.mapping.0.exec=true"));
-    assert!(v(&exec, "pgdeactivate") < v(&plain, "pgdeactivate"), "{} vs {} deactivations", v(&exec, "pgdeactivate"), v(&plain, "pgdeactivate"));
+    // The active tail's pages scanned (pgrefill) less those deactivated are the ones kept:
+    // text pages, and only with VM_EXEC. (Total deactivations are no measure: the stream's
+    // ~300k dwarf the text's and move with any change in timing.)
+    let kept = |r: &SimResult| v(r, "pgrefill") - v(r, "pgdeactivate");
+    assert_eq!(kept(&plain), 0, "without VM_EXEC every page scanned on the active list is deactivated");
+    assert!(kept(&exec) > 1024, "referenced text went back to the active head: {} pages kept", kept(&exec));
 }
 
 /// A program running its text (a 4 MiB mapping executed in full) before and after each of
