@@ -238,7 +238,7 @@ fn direct_reclaim_does_not_spiral_on_slow_swap() {
         let t0 = std::time::Instant::now();
         let res = run_checked(&text, &[]);
         let (scan, steal, stalls) = (v(&res, "pgscan_direct"), v(&res, "pgsteal_direct"), v(&res, "allocstall"));
-        eprintln!("{name}: wall {:.2}s virtual {:.1}s allocstall {stalls} pgscan_direct {scan} pgsteal_direct {steal} throttle {}", t0.elapsed().as_secs_f64(), res.elapsed_ns as f64 / 1e9, v(&res, "pgscan_direct_throttle"));
+        eprintln!("{name}: wall {:.2}s virtual {:.1}s allocstall {stalls} pgscan_direct {scan} pgsteal_direct {steal} throttle {} isolated sleeps {}", t0.elapsed().as_secs_f64(), res.elapsed_ns as f64 / 1e9, v(&res, "pgscan_direct_throttle"), res.summary.reclaim_isolated_sleeps);
         assert!(scan <= 64 * steal.max(1), "{name}: direct reclaim scanned {scan} pages to reclaim {steal} in {stalls} stalls");
     }
 }
@@ -266,4 +266,50 @@ fn a_task_that_never_starts_reports_an_empty_interval() {
     let late = &res.tasks[1];
     assert_eq!(late.start_ns, 10_000_000_000);
     assert_eq!((late.end_ns, late.elapsed_ns, late.touches), (late.start_ns, 0, 0), "{late:?}");
+}
+
+/// `too_many_isolated` (§3.10, §3.13; reclaim/isolation.rs): 192 processes reclaim at once on
+/// a slow disk whose queue takes 4 requests (BLKDEV_MIN_RQ), so reclaimers sleep in the block
+/// layer holding their isolated batches; the isolated pages pass an eighth of the inactive list
+/// and further direct reclaimers sleep in too_many_isolated instead of isolating more. 2.6.28
+/// had no such check (it came with 2.6.32).
+#[test]
+fn many_direct_reclaimers_on_slow_swap_sleep_in_too_many_isolated() {
+    let text = r#"
+name = "many-reclaimers"
+seed = 5
+[machine]
+cpus = 2
+ram = "48MiB"
+kernel_reserved = "4MiB"
+[[swap]]
+device = "hdd"
+size = "256MiB"
+[swap.params]
+nr_requests = 4
+[[task]]
+name = "w"
+instances = 192
+[[task.mapping]]
+name = "m"
+kind = "anon"
+size = "512KiB"
+[[task.phase]]
+mapping = "m"
+pattern = "random"
+cycles = 40.0
+compute = "2us"
+"#;
+    for profile in ["2.6.28", "3.14", "4.14", "6.x"] {
+        let res = run_checked(text, &[&format!("kernel.profile=\"{profile}\"")]);
+        let sleeps = res.summary.reclaim_isolated_sleeps;
+        let (scan, steal) = (v(&res, "pgscan_direct"), v(&res, "pgsteal_direct"));
+        eprintln!("{profile}: allocstall {} pgscan_direct {scan} pgsteal_direct {steal} isolated sleeps {sleeps}", v(&res, "allocstall"));
+        assert!(v(&res, "allocstall") > 100, "{profile}: the workload must make many processes reclaim");
+        if profile == "2.6.28" {
+            assert_eq!(sleeps, 0, "2.6.28 has no too_many_isolated");
+        } else {
+            assert!(sleeps > 0, "{profile}: no direct reclaimer slept in too_many_isolated");
+        }
+    }
 }

@@ -306,6 +306,7 @@ impl Sim {
         }
         self.io.writeback_waiters.retain(|&t| t != victim);
         self.io.congestion_waiters.retain(|&t| t != victim);
+        self.reclaim.isolation.waiters.retain(|&t| t != victim);
         for ws in self.io.frame_waiters.values_mut() {
             ws.retain(|&t| t != victim);
         }

@@ -149,6 +149,7 @@ impl Sim {
                 channel_pages_max: self.ipc.kernel_pages_max,
                 cpu_iowait_s: iowait_ns as f64 / 1e9,
                 iowait_pct,
+                reclaim_isolated_sleeps: self.reclaim.isolation.throttled,
             },
             store: (self.swap.store.name() != "none").then(|| StoreResult {
                 name: self.swap.store.name(),

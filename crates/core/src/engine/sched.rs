@@ -193,6 +193,8 @@ impl Sim {
             self.dispatch(cpu, next, clock);
             return;
         }
+        // A reclaimer that slept (or was preempted) holding a batch isolated is done with it.
+        self.reclaim.isolation.release(tid, clock);
         let mut horizon = self.events.peek_time().max(now).saturating_add(self.sched.quantum);
         if !self.sched.runq.is_empty() {
             horizon = horizon.min(slice_end.max(clock + 1));
@@ -237,6 +239,7 @@ impl Sim {
         }
         self.io.writeback_waiters.retain(|&w| w != tid);
         self.io.congestion_waiters.retain(|&w| w != tid);
+        self.reclaim.isolation.waiters.retain(|&w| w != tid);
         let now = self.now;
         self.wake(tid, now);
     }

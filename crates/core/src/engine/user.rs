@@ -225,6 +225,7 @@ impl Sim {
         t.pending = None;
         t.pending_op = None;
         self.io_schedule_end(tid, end);
+        self.reclaim.isolation.release(tid, end);
         let t = &mut self.tasks[tid as usize];
         if !t.background {
             self.user_tasks_left -= 1;

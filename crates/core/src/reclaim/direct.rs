@@ -24,13 +24,18 @@ pub struct DirectReclaimCont {
     nr_reclaimed: u64,
     /// `sc->all_unreclaimable` of the last pass (2.6.28 `shrink_zones`).
     all_unreclaimable: bool,
+    /// Asleep in too_many_isolated for this list type (anon: true): the check on waking.
+    isolated_recheck: Option<bool>,
+    /// 6.x: the loop was in its `force_deactivate` retry.
+    force_deactivate: bool,
 }
 
 /// What a direct-reclaim call did.
 pub(crate) enum DirectReclaim {
     /// The loop ended: pages reclaimed (2.6.28: its `did_some_progress`, see `direct_reclaim`).
     Done(u64),
-    /// The task sleeps in `congestion_wait`; its allocation is retried when it wakes.
+    /// The task sleeps (2.6.28's `congestion_wait` between passes, or in too_many_isolated);
+    /// its allocation is retried, and the loop resumed, when it wakes.
     Napping,
 }
 
@@ -45,14 +50,19 @@ impl Sim {
             self.stats.vm.allocstall_normal += 1;
         }
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, memcg, cpu);
+        sc.may_sleep = may_nap;
         let mut all_unreclaimable = false;
         if let Some(c) = &cont {
             sc.priority = c.priority;
             sc.nr_reclaimed = c.nr_reclaimed;
+            sc.isolated_recheck = c.isolated_recheck;
+            sc.force_deactivate = c.force_deactivate;
             all_unreclaimable = c.all_unreclaimable;
         }
         let start = self.tasks[tid as usize].clock;
         sc.start_clock = start;
+        // A batch this task held isolated across a full request queue is finished with.
+        self.reclaim.isolation.release(tid, start);
         loop {
             self.reclaim.current = Some(tid);
             while sc.priority >= 0 {
@@ -65,6 +75,13 @@ impl Sim {
                 // Writes that completed while we scanned have rotated their pages to the tail.
                 self.complete_io_until(start + sc.cost.total());
                 all_unreclaimable = self.shrink_zones(&mut sc);
+                if let Some((anon, wait)) = sc.isolated_stall {
+                    // Asleep inside shrink_inactive_list; this priority goes on when it wakes.
+                    self.reclaim.current = None;
+                    self.park_direct_reclaim(tid, &sc, all_unreclaimable, Some(anon));
+                    self.isolated_sleep(tid, wait);
+                    return DirectReclaim::Napping;
+                }
                 if sc.nr_reclaimed >= sc.nr_to_reclaim {
                     break;
                 }
@@ -72,8 +89,11 @@ impl Sim {
                     let nap = sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2;
                     sc.priority -= 1;
                     if nap && may_nap {
+                        // congestion_wait(WRITE, HZ/10) between priorities.
                         self.reclaim.current = None;
-                        self.direct_reclaim_nap(tid, &sc, memcg, all_unreclaimable);
+                        self.park_direct_reclaim(tid, &sc, all_unreclaimable, None);
+                        let timeout = self.hz_div_10_ns();
+                        self.congestion_wait(tid, timeout);
                         return DirectReclaim::Napping;
                     }
                     continue;
@@ -128,18 +148,16 @@ impl Sim {
         false
     }
 
-    /// 2.6.28 `congestion_wait(WRITE, HZ/10)` inside the priority loop: charge the CPU spent so
-    /// far, keep the loop's state, sleep.
-    fn direct_reclaim_nap(&mut self, tid: u32, sc: &ScanControl, memcg: bool, all_unreclaimable: bool) {
+    /// A direct reclaim about to sleep inside its priority loop: charge the CPU spent so far
+    /// and keep the loop's state in the task; the caller puts it to sleep.
+    fn park_direct_reclaim(&mut self, tid: u32, sc: &ScanControl, all_unreclaimable: bool, isolated_recheck: Option<bool>) {
         self.stats.direct_cpu.add(&sc.cost);
         let cpu = sc.cost.total();
         let t = &mut self.tasks[tid as usize];
         t.clock += cpu;
         let since = t.clock - cpu;
         t.dr_throttle_since.get_or_insert(since);
-        t.dr_cont = Some(DirectReclaimCont { memcg, priority: sc.priority, nr_reclaimed: sc.nr_reclaimed, all_unreclaimable });
-        let timeout = self.hz_div_10_ns();
-        self.congestion_wait(tid, timeout);
+        t.dr_cont = Some(DirectReclaimCont { memcg: sc.memcg, priority: sc.priority, nr_reclaimed: sc.nr_reclaimed, all_unreclaimable, isolated_recheck, force_deactivate: sc.force_deactivate });
     }
 
     /// What the era does after a pass that did not reach the goal: true to give up this call.

@@ -9,11 +9,15 @@
 //! `ScanControl::cost` (`stats::cpu`) and charged to that task; the reclaim drivers add each
 //! pass's ledger to kswapd's or the direct reclaimers' profile. kswapd reclaims one `shrink_node`
 //! pass per step of its kernel thread. Each pass is atomic; 2.6.28's direct reclaim sleeps
-//! between passes (`congestion_wait`) and resumes its priority loop when it wakes (`direct.rs`).
+//! between passes (`congestion_wait`) and resumes its priority loop when it wakes (`direct.rs`),
+//! and a direct reclaimer that meets `too_many_isolated` sleeps and resumes at the same priority;
+//! the pages every pass held isolated stay visible to the others for as long as it held them
+//! (`isolation.rs`).
 
 pub mod bailout;
 pub mod classic;
 mod direct;
+pub mod isolation;
 pub mod kswapd;
 pub mod mglru;
 mod pageout;
@@ -55,11 +59,13 @@ pub struct ReclaimState {
     /// The task a direct reclaim runs for (the kernel's `current` in reclaim); None for
     /// kswapd and other kernel threads.
     pub current: Option<u32>,
+    /// Pages reclaimers hold isolated, and the too_many_isolated sleepers (`isolation.rs`).
+    pub isolation: isolation::Isolation,
 }
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, all_unreclaimable: false, current: None }
+        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, all_unreclaimable: false, current: None, isolation: Default::default() }
     }
 
     /// The policy, outside its own reclaim passes.
@@ -107,6 +113,16 @@ pub struct ScanControl {
     /// This pass stopped early because what it took was all under writeback: the reclaimer
     /// sleeps until writes complete and then continues at the same priority.
     pub writeback_stall: bool,
+    /// The reclaimer can sleep (not a readahead page's allocation, which is dropped rather
+    /// than waited for).
+    pub may_sleep: bool,
+    /// This pass stopped in `too_many_isolated` before isolating from the inactive list of
+    /// this type (anon: true): the direct reclaimer sleeps the era's way, then resumes at the
+    /// same priority (`isolation.rs`).
+    pub isolated_stall: Option<(bool, isolation::IsolatedWait)>,
+    /// Resumed after such a sleep: the next `too_many_isolated` of this type is the check the
+    /// kernel makes on waking.
+    pub isolated_recheck: Option<bool>,
     /// Classic (6.x): may the active lists be deactivated ([anon, file]).
     pub may_deactivate: [bool; 2],
     /// 6.x: an active list was left alone because `may_deactivate` said so
@@ -173,6 +189,9 @@ impl ScanControl {
             nr_file_taken: 0,
             nr_unqueued_dirty: 0,
             writeback_stall: false,
+            may_sleep: true,
+            isolated_stall: None,
+            isolated_recheck: None,
             may_deactivate: [true; 2],
             skipped_deactivate: false,
             force_deactivate: false,
@@ -187,6 +206,11 @@ impl ScanControl {
     /// Time since the reclaim pass began: its CPU (sleeps happen between passes, outside it).
     pub fn elapsed(&self) -> u64 {
         self.cost.total()
+    }
+
+    /// The reclaimer's clock now: where the call began plus the CPU it has spent.
+    pub fn clock(&self) -> u64 {
+        self.start_clock + self.cost.total()
     }
 }
 
@@ -205,8 +229,11 @@ impl Sim {
         let (file_before, dirty_before) = (sc.nr_file_taken, sc.nr_unqueued_dirty);
         self.with_policy(|p, sim| p.shrink_node(sim, sc));
         // shrink_slab after the LRUs (shrink_node_memcgs, lru_gen's shrink_one): the one
-        // shrinker the model has is zswap's.
-        self.zswap_shrink_slab(sc);
+        // shrinker the model has is zswap's. A pass asleep in too_many_isolated gets there when
+        // the reclaimer resumes it.
+        if sc.isolated_stall.is_none() {
+            self.zswap_shrink_slab(sc);
+        }
         if sc.nr_reclaimed > before {
             self.reclaim.kswapd_failures = 0;
         }

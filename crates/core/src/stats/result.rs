@@ -148,6 +148,9 @@ pub struct Summary {
     /// share of all CPU time (cpus x elapsed), as `top`'s `wa` (engine/iowait.rs).
     pub cpu_iowait_s: f64,
     pub iowait_pct: f64,
+    /// Direct reclaimers' sleeps in `too_many_isolated` (reclaim/isolation.rs): on 6.x the
+    /// `mm_vmscan_throttled` events with reason ISOLATED; no vmstat counter exists for them.
+    pub reclaim_isolated_sleeps: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -8,6 +8,7 @@ use crate::config::Profile;
 use crate::engine::Sim;
 use crate::mm::*;
 use crate::stats::CpuCategory;
+use crate::reclaim::isolation::IsolatedWait;
 use crate::reclaim::{Bailout, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
 /// The model's stand-in for the kernel sleeping inside `shrink_lruvec` when what it isolated is
@@ -165,13 +166,13 @@ impl ClassicLru {
         while nr[IA] > 0 || nr[AF] > 0 || nr[IF] > 0 {
             for l in LruList::ALL {
                 let li = l as usize;
-                if nr[li] > 0 && !sc.writeback_stall {
+                if nr[li] > 0 && !sc.writeback_stall && sc.isolated_stall.is_none() {
                     let k = nr[li].min(SWAP_CLUSTER_MAX);
                     nr[li] -= k;
                     reclaimed += self.shrink_list(sim, l, k, sc);
                 }
             }
-            if sc.writeback_stall {
+            if sc.writeback_stall || sc.isolated_stall.is_some() {
                 break;
             }
             // reclaim_throttle(WRITEBACK) / wait_iff_congested: when the folios taken so far
@@ -208,7 +209,7 @@ impl ClassicLru {
             }
         }
         sc.nr_reclaimed += reclaimed;
-        if sim.swap.free_pages() > 0 && self.inactive_is_low(true) {
+        if sc.isolated_stall.is_none() && sim.swap.free_pages() > 0 && self.inactive_is_low(true) {
             self.shrink_active_list(sim, SWAP_CLUSTER_MAX, LruList::ActiveAnon, sc);
         }
     }
@@ -258,6 +259,7 @@ impl ClassicLru {
     /// pages (2.6.31+), which go back to the active head.
     pub(super) fn shrink_active_list(&mut self, sim: &mut Sim, n: u64, l: LruList, sc: &mut ScanControl) {
         let anon = l.is_anon();
+        let isolated_from = sc.clock();
         let mut taken = 0u64;
         let mut rotated = 0u64;
         let mut exec_kept = 0u64;
@@ -303,12 +305,20 @@ impl ClassicLru {
         }
         sc.cost.charge(CpuCategory::LruOps, taken * sim.costs.scan_page_ns);
         sc.cost.charge(CpuCategory::RmapWalk, walks * sim.costs.rmap_walk_ns);
+        // Off the LRU (NR_ISOLATED) while folio_referenced walked them; the deactivated ones
+        // are back on the inactive list.
+        let now = sim.now;
+        sim.reclaim.isolation.hold(anon, taken, taken - exec_kept, isolated_from, sc.clock(), now);
     }
 
     /// `shrink_inactive_list` (§3.10): isolate up to `n` folios from the tail of `l`, let the
     /// shared page-out path decide their fate, put back what it returns.
     fn shrink_inactive_list(&mut self, sim: &mut Sim, n: u64, l: LruList, sc: &mut ScanControl) -> u64 {
         let anon = l.is_anon();
+        if self.too_many_isolated_stops(sim, anon, sc) {
+            return 0;
+        }
+        let isolated_from = sc.clock();
         let mut isolated = Vec::with_capacity(n as usize);
         while (isolated.len() as u64) < n {
             if self.take_tail_folio(&mut sim.mem.frames, l, &mut isolated) == 0 {
@@ -319,6 +329,7 @@ impl ClassicLru {
         if taken == 0 {
             return 0;
         }
+        let queue_full_before = sc.writeback_stall;
         sc.nr_taken += taken;
         sc.nr_scanned += taken;
         if self.profile == Profile::V2_6_28 && !sc.memcg {
@@ -327,6 +338,9 @@ impl ClassicLru {
         self.recent_scanned[!anon as usize] += taken;
         sc.count_scan(&mut sim.stats.vm, anon, taken);
         let res = sim.shrink_folio_list(self, isolated, sc);
+        // Isolated from here until shrink_folio_list is done with them (its pageout
+        // submissions included); the kept ones go back to the inactive list.
+        sim.hold_isolated_batch(anon, taken, res.keep.len() as u64, isolated_from, sc, sc.writeback_stall && !queue_full_before);
         for &f in &res.keep {
             self.lists.add_head(&mut sim.mem.frames, f, LruList::of(anon, false));
         }
@@ -344,6 +358,31 @@ impl ClassicLru {
             self.recent_rotated[!anon as usize] += activated;
         }
         res.reclaimed
+    }
+}
+
+impl ClassicLru {
+    /// `shrink_inactive_list`'s `while (too_many_isolated(..))` for a direct reclaimer
+    /// (`reclaim/isolation.rs`): true when this call isolates nothing — it stalls the pass
+    /// (`sc.isolated_stall`: the reclaimer sleeps, then resumes at the same priority), or, the
+    /// check after a 4.14+ sleep still finding too many, it returns 0 as the kernel's does.
+    fn too_many_isolated_stops(&self, sim: &mut Sim, anon: bool, sc: &mut ScanControl) -> bool {
+        let Some(wait) = sim.isolated_wait(sc.kswapd, sc.memcg) else { return false };
+        let woke = sc.isolated_recheck == Some(anon);
+        if woke {
+            sc.isolated_recheck = None;
+        }
+        if !sim.too_many_isolated(anon, self.size(LruList::of(anon, false)), sc.clock()) {
+            return false;
+        }
+        let looping = wait == IsolatedWait::CongestionWaitLoop;
+        if !sc.may_sleep || (woke && !looping) {
+            // `stalled` (4.14+): one sleep per call, then give up on this list. A caller that
+            // cannot sleep gives up at once (reclaim_throttle only reschedules a kthread).
+            return true;
+        }
+        sc.isolated_stall = Some((anon, wait));
+        true
     }
 }
 
