@@ -623,7 +623,9 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
         "devices": devs,
         "summary": {"ra_hit_pct": ra_hit_pct, "elapsed_s": elapsed / 1e9, "readahead": ra_mode,
                     "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": ts.interval_ns,
-                    "cpu_iowait_s": cpu_iowait_s, "iowait_pct": iowait_pct},
+                    "cpu_iowait_s": cpu_iowait_s, "iowait_pct": iowait_pct,
+                    # No /proc/vmstat counter for too_many_isolated sleeps: not measured.
+                    "reclaim_isolated_sleeps": None},
     }
 
 
@@ -742,5 +744,5 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                    for t in tasks[:1]],
         "devices": [], "summary": {"ra_hit_pct": None, "elapsed_s": 0.0, "readahead": "",
                                    "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": 0,
-                                   "cpu_iowait_s": 0.0, "iowait_pct": 0.0},
+                                   "cpu_iowait_s": 0.0, "iowait_pct": 0.0, "reclaim_isolated_sleeps": None},
     }
