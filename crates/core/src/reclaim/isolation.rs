@@ -31,6 +31,8 @@
 //!   woken by any `too_many_isolated` that finds isolation below the limit.
 
 use crate::config::Profile;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
 use crate::engine::Sim;
 
 /// One reclaim batch's pages, off the LRU over `[from, until)` of virtual time.
@@ -43,8 +45,47 @@ struct Hold {
     from: u64,
     /// `u64::MAX` while the hold is open.
     until: u64,
-    /// The reclaimer of an open hold.
-    owner: Option<u32>,
+}
+
+/// The holds as a timeline of (pages, put back) changes per list type: a hold adds its counts
+/// at `from` and takes them away at `until`, so the pages isolated at `t` are the sum of the
+/// changes at or before `t`. Many reclaimers (kswapd's clock runs far ahead of the others')
+/// leave tens of thousands of live holds; a query then reads only the changes up to `t`
+/// instead of every hold.
+#[derive(Debug, Default)]
+struct Timeline {
+    changes: [BTreeMap<u64, (i64, i64)>; 2],
+}
+
+impl Timeline {
+    fn change(&mut self, h: &Hold, at: u64, sign: i64) {
+        let list = &mut self.changes[h.anon as usize];
+        let e = list.entry(at).or_insert((0, 0));
+        e.0 += sign * h.pages as i64;
+        e.1 += sign * h.back_on_inactive as i64;
+        if *e == (0, 0) {
+            list.remove(&at);
+        }
+    }
+
+    fn add(&mut self, h: &Hold) {
+        self.change(h, h.from, 1);
+        if h.until != u64::MAX {
+            self.change(h, h.until, -1);
+        }
+    }
+
+    fn remove(&mut self, h: &Hold) {
+        self.change(h, h.from, -1);
+        if h.until != u64::MAX {
+            self.change(h, h.until, 1);
+        }
+    }
+
+    fn at(&self, anon: bool, t: u64) -> (u64, u64) {
+        let (p, b) = self.changes[anon as usize].range(..=t).fold((0i64, 0i64), |(p, b), (_, &(dp, db))| (p + dp, b + db));
+        (p as u64, b as u64)
+    }
 }
 
 /// How a direct reclaimer waits in `too_many_isolated` (per era, see the module doc).
@@ -62,13 +103,18 @@ pub enum IsolatedWait {
 /// The node's isolated pages and the tasks asleep in `reclaim_throttle(ISOLATED)`.
 #[derive(Debug, Default)]
 pub struct Isolation {
-    holds: Vec<Hold>,
+    /// Closed holds, soonest end first, to drop them once they ended before `now`.
+    closed: BinaryHeap<Reverse<(u64, u64)>>,
+    /// Closed holds by id (the heap's second field).
+    by_id: HashMap<u64, Hold>,
+    next_id: u64,
+    /// Open holds and their reclaimers.
+    open_holds: Vec<(u32, Hold)>,
+    timeline: Timeline,
     /// 5.16+: tasks in `reclaim_throttle(VMSCAN_THROTTLE_ISOLATED)`.
     pub waiters: Vec<u32>,
     /// Sleeps taken in too_many_isolated (the `mm_vmscan_throttled` ISOLATED events on 6.x).
     pub throttled: u64,
-    /// Holds still open.
-    open: usize,
 }
 
 impl Isolation {
@@ -76,36 +122,60 @@ impl Isolation {
     /// `back_on_inactive` of which were put back on the inactive list. `now` is the event
     /// loop's time: holds that ended before it are no longer visible to anyone.
     pub fn hold(&mut self, anon: bool, pages: u64, back_on_inactive: u64, from: u64, until: u64, now: u64) {
-        self.holds.retain(|h| h.until > now);
-        if pages > 0 && until > from {
-            self.holds.push(Hold { anon, pages, back_on_inactive, from, until, owner: None });
+        while let Some(&Reverse((end, id))) = self.closed.peek() {
+            if end > now {
+                break;
+            }
+            self.closed.pop();
+            let h = self.by_id.remove(&id).expect("every closed hold is indexed");
+            self.timeline.remove(&h);
         }
+        if pages > 0 && until > from {
+            self.close(Hold { anon, pages, back_on_inactive, from, until });
+        }
+    }
+
+    /// Keep a hold that has an end until it is dropped.
+    fn close(&mut self, h: Hold) {
+        self.timeline.add(&h);
+        let id = self.next_id;
+        self.next_id += 1;
+        self.by_id.insert(id, h);
+        self.closed.push(Reverse((h.until, id)));
     }
 
     /// A batch that `owner` keeps isolated from `from` until `release`.
     pub fn hold_open(&mut self, owner: u32, anon: bool, pages: u64, back_on_inactive: u64, from: u64) {
         if pages > 0 {
-            self.holds.push(Hold { anon, pages, back_on_inactive, from, until: u64::MAX, owner: Some(owner) });
-            self.open += 1;
+            let h = Hold { anon, pages, back_on_inactive, from, until: u64::MAX };
+            self.timeline.add(&h);
+            self.open_holds.push((owner, h));
         }
     }
 
     /// `owner` is running again at `t`: the batches it held open go back to the LRU then.
     pub fn release(&mut self, owner: u32, t: u64) {
-        if self.open == 0 {
+        if self.open_holds.is_empty() {
             return;
         }
-        for h in self.holds.iter_mut().filter(|h| h.owner == Some(owner)) {
-            h.owner = None;
-            h.until = t.max(h.from);
-            self.open -= 1;
+        let (mine, others): (Vec<_>, Vec<_>) = self.open_holds.drain(..).partition(|&(o, _)| o == owner);
+        self.open_holds = others;
+        for (_, h) in mine {
+            self.timeline.remove(&h);
+            self.close(Hold { until: t.max(h.from), ..h });
         }
+    }
+
+    /// Holds not yet dropped (open ones included).
+    #[cfg(test)]
+    fn live(&self) -> usize {
+        self.by_id.len() + self.open_holds.len()
     }
 
     /// Pages of a type isolated at time `t`, and how many of them are on the inactive list in
     /// the model (already put back).
     fn at(&self, anon: bool, t: u64) -> (u64, u64) {
-        self.holds.iter().filter(|h| h.anon == anon && h.from <= t && t < h.until).fold((0, 0), |(p, b), h| (p + h.pages, b + h.back_on_inactive))
+        self.timeline.at(anon, t)
     }
 }
 
@@ -201,6 +271,6 @@ mod tests {
         assert_eq!(iso.at(true, 299), (16, 0));
         assert_eq!(iso.at(true, 300), (0, 0));
         iso.hold(true, 1, 0, 400, 500, 250);
-        assert_eq!(iso.holds.len(), 2, "holds that ended before now are dropped");
+        assert_eq!(iso.live(), 2, "holds that ended before now are dropped");
     }
 }
