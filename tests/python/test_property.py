@@ -82,8 +82,12 @@ def test_random_workloads_never_crash(doc):
         # Every fault completes one touch (a fault that sleeps on I/O is counted once, when
         # its retry maps the page).
         assert t["minor_faults"] + t["major_faults"] <= t["touches"], t
-    # The per-task fault counts are the vmstat counters split by task.
-    assert sum(t["minor_faults"] + t["major_faults"] for t in raw["tasks"]) == vm["pgfault"]
-    assert sum(t["major_faults"] for t in raw["tasks"]) == vm["pgmajfault"]
+    # The per-task fault counts (completed faults) are the vmstat counters split by task, except
+    # that vmstat also counts a swap-in attempt whose page was reclaimed before it was mapped
+    # (a major fault of its own, one per extra read).
+    task_faults = sum(t["minor_faults"] + t["major_faults"] for t in raw["tasks"])
+    assert task_faults <= vm["pgfault"]
+    retried = vm["pgfault"] - task_faults
+    assert sum(t["major_faults"] for t in raw["tasks"]) + retried == vm["pgmajfault"]
     df = r.tasks
     assert len(df) == expected_tasks(doc)

@@ -109,6 +109,22 @@ fn page_cluster_zero_means_no_readahead() {
     assert!(v(&res, "swap_ra") > 0);
 }
 
+/// do_swap_page / shmem_swapin_folio count PGMAJFAULT for every read they issue: a page read
+/// in and reclaimed before the faulting task could map it is read again, and that attempt is a
+/// major fault of its own (3.14 and 4.14 on a tight machine do this a few times per run). With
+/// page-cluster 0 every read is one major fault.
+#[test]
+fn every_swap_in_read_is_a_major_fault_even_when_read_twice() {
+    let mut reread = 0;
+    for (profile, dev, kind) in [("3.14", "nvme", "anon"), ("4.14", "hdd", "shmem"), ("4.14", "hdd", "anon"), ("3.14", "sata-ssd", "anon")] {
+        let res = run_checked(BASE, &["kernel.page_cluster=0", &format!("kernel.profile=\"{profile}\""), &format!("swap.0.device={dev}"), &format!("task.0.mapping.0.kind={kind}"), "machine.ram=\"24MiB\""]);
+        assert_eq!(v(&res, "pswpin"), v(&res, "pgmajfault"), "{profile}/{dev}/{kind}: pswpin vs pgmajfault");
+        let task_faults: u64 = res.tasks.iter().map(|t| t.major_faults + t.minor_faults).sum();
+        reread += v(&res, "pgfault") - task_faults;
+    }
+    assert!(reread > 0, "no page was read twice: the test no longer exercises the re-read");
+}
+
 /// page_cluster bounds the window: 1 << page_cluster for cluster readahead, and VMA readahead
 /// is capped at 1 << 5 (SWAP_RA_ORDER_CEILING) pages.
 #[test]

@@ -252,7 +252,15 @@ impl Sim {
         let at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns + store_cpu;
         let cpu_ns = plugs.submit(self, at).total();
         self.tasks[tid as usize].clock = at + cpu_ns;
-        self.tasks[tid as usize].fault_was_major = true;
+        if std::mem::replace(&mut self.tasks[tid as usize].fault_was_major, true) {
+            // This fault read the page before, and reclaim freed it before the retry could map
+            // it: /proc/vmstat counts that attempt too (do_swap_page and shmem_swapin_folio count
+            // PGMAJFAULT for every read they issue, handle_mm_fault PGFAULT per attempt), the
+            // task's own counts only the fault that completes (mm_account_fault skips
+            // VM_FAULT_RETRY).
+            self.stats.vm.pgfault += 1;
+            self.stats.vm.pgmajfault += 1;
+        }
         if !self.mem.frames[target as usize].has(PG_LOCKED) {
             // The fronting store had the page, or a synchronous device read it inside
             // submission (engine/io.rs): it is up to date, map it now.

@@ -92,11 +92,14 @@ pub fn check_relations(res: &SimResult, r: &Resolved, what: &str) {
     let g = |n: &str| v(res, n);
     assert!(!res.interrupted, "{what}: run was interrupted");
     assert!(g("pgmajfault") <= g("pgfault"), "{what}: pgmajfault {} > pgfault {}", g("pgmajfault"), g("pgfault"));
-    // Every fault is a touch of some task: the sum of the per-task counts is the global count.
+    // Every fault is a touch of some task: the per-task counts (completed faults) add up to the
+    // global ones, which also count a swap-in attempt whose page was reclaimed before it was
+    // mapped (one such attempt per extra read).
     let major: u64 = res.tasks.iter().map(|t| t.major_faults).sum();
     let minor: u64 = res.tasks.iter().map(|t| t.minor_faults).sum();
-    assert_eq!(major, g("pgmajfault"), "{what}: per-task major faults != pgmajfault");
-    assert_eq!(major + minor, g("pgfault"), "{what}: per-task faults != pgfault");
+    assert!(major + minor <= g("pgfault"), "{what}: per-task faults > pgfault");
+    let retried = g("pgfault") - (major + minor);
+    assert_eq!(major + retried, g("pgmajfault"), "{what}: per-task major faults + re-read attempts != pgmajfault");
     for t in &res.tasks {
         assert!(t.major_faults + t.minor_faults <= t.touches, "{what}: task {} has {} faults but {} touches", t.name, t.major_faults + t.minor_faults, t.touches);
         assert!(t.end_ns >= t.start_ns, "{what}: task {} ends before it starts", t.name);
