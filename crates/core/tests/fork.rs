@@ -8,7 +8,7 @@
 mod common;
 use common::*;
 use swaplab_core::engine::Sim;
-use swaplab_core::mm::{pte_frame, AnonMappings, Owner, PTE_PRESENT, PTE_SWAP, PTE_WRITE};
+use swaplab_core::mm::{pte_frame, Mappings, Owner, PTE_PRESENT, PTE_SWAP, PTE_WRITE};
 
 const RENDERERS: u32 = 3;
 
@@ -37,7 +37,7 @@ fn heap_vmas(sim: &Sim) -> (u32, Vec<u32>) {
     (zygote, children)
 }
 
-fn mappings_of(sim: &Sim, f: u32) -> AnonMappings {
+fn mappings_of(sim: &Sim, f: u32) -> Mappings {
     let fr = sim.mem.frames[f as usize];
     assert_eq!(fr.owner_kind(), Owner::Anon, "frame {f} is a mapped anonymous folio");
     sim.mem.anon_mappings(f, fr.owner, fr.index)
@@ -57,14 +57,14 @@ fn fork_maps_every_page_read_only_in_parent_and_children_and_the_rmap_walk_visit
             assert!(cp & PTE_PRESENT != 0 && cp & PTE_WRITE == 0 && pte_frame(cp) == f, "page {i}: child VMA {c} maps the parent's folio read-only");
         }
         let m = mappings_of(&sim, f);
-        assert_eq!(m, AnonMappings { mapcount: RENDERERS + 1, visits: RENDERERS + 1 }, "page {i}: mapped by the zygote and every renderer, the walk visits all four VMAs");
+        assert_eq!(m, Mappings { mapcount: RENDERERS + 1, visits: RENDERERS + 1 }, "page {i}: mapped by the zygote and every renderer, the walk visits all four VMAs");
     }
     // Each child's own memory, allocated after the fork, is in its own anon_vma: one visit
     // (its mappings: the zygote's heap and stack, then its own).
     for t in sim.tasks.iter().filter(|t| t.name == "renderer") {
         let own = t.vmas[2];
         let f = pte_frame(sim.mem.vmas[own as usize].ptes.iter().copied().find(|p| p & PTE_PRESENT != 0).expect("the child touched its own memory"));
-        assert_eq!(mappings_of(&sim, f), AnonMappings { mapcount: 1, visits: 1 });
+        assert_eq!(mappings_of(&sim, f), Mappings { mapcount: 1, visits: 1 });
     }
 }
 
@@ -80,10 +80,10 @@ fn a_cow_break_moves_the_folio_out_of_the_shared_mapping() {
             let copy = pte_frame(cp);
             assert!(cp & PTE_WRITE != 0 && copy != original, "page {i}: child VMA {c} writes its own copy");
             assert_eq!(sim.mem.frames[copy as usize].owner, c, "page {i}: the copy belongs to the writer's anon_vma");
-            assert_eq!(mappings_of(&sim, copy), AnonMappings { mapcount: 1, visits: 1 });
+            assert_eq!(mappings_of(&sim, copy), Mappings { mapcount: 1, visits: 1 });
         }
         // The original is the zygote's alone; the zygote is first in its tree: one visit.
-        assert_eq!(mappings_of(&sim, original), AnonMappings { mapcount: 1, visits: 1 }, "page {i}");
+        assert_eq!(mappings_of(&sim, original), Mappings { mapcount: 1, visits: 1 }, "page {i}");
     }
 }
 
@@ -109,7 +109,7 @@ fn the_last_user_writing_a_shared_page_reuses_it_and_moves_it_into_its_own_anon_
         let mine = pte_frame(sim.mem.vmas[child as usize].ptes[i]);
         assert_ne!(mine, pte_frame(sim.mem.vmas[zygote as usize].ptes[i]), "page {i}");
         assert_eq!(sim.mem.frames[mine as usize].owner, child, "page {i}: moved into the renderer's anon_vma");
-        assert_eq!(mappings_of(&sim, mine), AnonMappings { mapcount: 1, visits: 1 });
+        assert_eq!(mappings_of(&sim, mine), Mappings { mapcount: 1, visits: 1 });
     }
     // Allocations: the zygote's heap twice (first touch, then its copies), at most all of
     // the two small mappings, and the hog; copies by the renderer would add its heap again.

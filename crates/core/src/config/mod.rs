@@ -18,6 +18,7 @@ mod profile;
 mod requests;
 mod resolve;
 mod schema;
+mod shared_file;
 pub mod stores;
 mod tasks;
 pub mod trace;

@@ -28,6 +28,7 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
     super::requests::resolve_requests(&mut cfg.tasks).map_err(|(key, msg)| at(&key, msg))?;
     super::hpl::resolve_hpl(&mut cfg.tasks).map_err(|(key, msg)| at(&key, msg))?;
     super::fork::resolve_forks(&mut cfg.tasks).map_err(|(key, msg)| at(&key, msg))?;
+    super::shared_file::check_shared_files(&cfg.tasks).map_err(|(key, msg)| at(&key, msg))?;
     let profile = Profile::parse(&cfg.kernel.profile)
         .ok_or_else(|| at("kernel.profile", format!("unknown kernel profile {:?} (expected \"2.6.28\", \"2.6.32\", \"3.14\", \"4.14\" or \"6.x\")", cfg.kernel.profile)))?;
     let (ratio, background) = default_dirty_ratios(profile, &cfg.kernel.profile);

@@ -86,6 +86,13 @@ pub struct MappingSpec {
     /// since 2.6.31, activated on their first referenced scan of the inactive list since 3.3.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exec: bool,
+    /// File mappings: the file's name. Every mapping of the same file, in any task or
+    /// instance, maps one inode and so the same page-cache folios, and its VMA joins that
+    /// file's reverse map (`mapping->i_mmap`), as the processes of a program map its binary
+    /// and shared libraries (config/shared_file.rs). Left out, a file mapping is a file of
+    /// its own per process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

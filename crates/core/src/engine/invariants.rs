@@ -81,6 +81,14 @@ impl Sim {
                             e(format!("rmap mismatch: vma {vi} page {i} -> frame {f} owned by {:?} {} {}", fr.owner_kind(), fr.owner, fr.index));
                         }
                     }
+                    if v.kind == MappingKind::File {
+                        // The reverse map of a file page: its inode's entry is this frame and
+                        // the inode's i_mmap tree lists the VMA (mm/i_mmap.rs).
+                        let o = &self.mem.objects[v.object as usize];
+                        if o.entries[i] != PTE_PRESENT | f as u64 || !o.vmas.contains(&(vi as u32)) {
+                            e(format!("rmap mismatch: file vma {vi} page {i} -> frame {f} not reached through inode {}", v.object));
+                        }
+                    }
                 } else if pte & PTE_SWAP != 0 {
                     if v.kind != MappingKind::Anon {
                         e(format!("shared vma {vi} holds a swap PTE"));

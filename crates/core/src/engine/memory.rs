@@ -222,6 +222,11 @@ impl Sim {
             if pte & PTE_PRESENT != 0 {
                 let f = pte_frame(pte);
                 let fr = self.mem.frames[f as usize];
+                if kind == crate::config::MappingKind::File && pte & PTE_ACCESSED != 0 && self.mem.objects[fr.owner as usize].vmas.len() > 1 {
+                    // zap_present_pte: a young PTE's reference goes to the folio, which
+                    // stays in the page cache for the file's other mappers.
+                    self.mark_page_accessed(f);
+                }
                 // An anonymous folio other processes of its fork family still map stays.
                 if kind == crate::config::MappingKind::Anon && self.mem.anon_mappings(f, fr.owner, fr.index).mapcount == 0 {
                     self.mem.frames[f as usize].set_owner(Owner::None, NONE, 0);
@@ -236,6 +241,10 @@ impl Sim {
         vma.rss = 0;
         vma.swapents = 0;
         let obj = vma.object;
+        if obj != NONE && self.mem.unlink_file_vma(v) {
+            // Other processes still map the file (config/shared_file.rs): its pages stay.
+            return;
+        }
         if obj != NONE {
             // The last mapping of a shmem object or file goes away: drop its pages (a file's
             // dirty pages are cancelled, as truncation does).

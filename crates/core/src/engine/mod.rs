@@ -187,13 +187,31 @@ impl Sim {
             let object = match m.kind {
                 MappingKind::Anon => NONE,
                 MappingKind::Shmem | MappingKind::File => {
-                    let base = mem.objects.iter().filter(|o| o.kind == MappingKind::File).map(|o| o.entries.len() as u64).sum();
-                    let ra = crate::pagecache::readahead::RaState::new(ra_pages * if m.advice == Advice::Sequential { 2 } else { 1 });
                     // A file the program only reads and writes with system calls is not mmapped
                     // (`mapping_mapped` is false), though the model keeps a VMA for it.
                     let mmapped = m.kind == MappingKind::Shmem || task.phases.iter().any(|ph| ph.mapping == m.name && ph.access != crate::config::Access::Syscall);
-                    mem.objects.push(Object { kind: m.kind, entries: vec![0; pages as usize], vmas: vec![mem.vmas.len() as u32], file_base: base, ra, advice: m.advice, mmapped });
-                    (mem.objects.len() - 1) as u32
+                    let v = mem.vmas.len() as u32;
+                    match m.file.as_ref().and_then(|name| mem.files.get(name)) {
+                        Some(&obj) => {
+                            // Another process's mapping of a file already open: the same inode;
+                            // the VMA joins its i_mmap tree after those mapped before it (equal
+                            // page offsets insert to the right: mmap order).
+                            let o = &mut mem.objects[obj as usize];
+                            o.vmas.push(v);
+                            o.mmapped |= mmapped;
+                            obj
+                        }
+                        None => {
+                            let base = mem.objects.iter().filter(|o| o.kind == MappingKind::File).map(|o| o.entries.len() as u64).sum();
+                            let ra = crate::pagecache::readahead::RaState::new(ra_pages * if m.advice == Advice::Sequential { 2 } else { 1 });
+                            mem.objects.push(Object { kind: m.kind, entries: vec![0; pages as usize], vmas: vec![v], file_base: base, ra, advice: m.advice, mmapped });
+                            let obj = (mem.objects.len() - 1) as u32;
+                            if let Some(name) = &m.file {
+                                mem.files.insert(name.clone(), obj);
+                            }
+                            obj
+                        }
+                    }
                 }
             };
             vmas.push(mem.vmas.len() as u32);

@@ -26,7 +26,7 @@
 //! * Mapcount is not stored: it is counted from the PTEs when needed (copy-on-write, the walk),
 //!   so it can never disagree with them. The trees are a handful of VMAs.
 
-use super::{pte_frame, Memory, NONE, PTE_PRESENT, PTE_ZERO};
+use super::{pte_frame, Mappings, Memory, NONE, PTE_PRESENT, PTE_ZERO};
 
 /// One anon_vma: the VMAs of its interval tree.
 #[derive(Clone, Debug)]
@@ -39,16 +39,6 @@ pub struct AnonVma {
     pub root: u32,
     /// The VMA whose `vma->anon_vma` this is: the owner a frame records for a folio of it.
     pub home: u32,
-}
-
-/// Where a folio is mapped, as the rmap walk finds it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct AnonMappings {
-    /// PTEs mapping the folio (its mapcount).
-    pub mapcount: u32,
-    /// VMAs the walk visits before it has found all of them: the position of the last
-    /// mapping in the tree, plus one (0 when unmapped: `folio_mapped` is checked first).
-    pub visits: u32,
 }
 
 impl Memory {
@@ -78,8 +68,8 @@ impl Memory {
     }
 
     /// Mapcount and walk length of the anonymous folio in frame `f`, owned by VMA `owner`.
-    pub fn anon_mappings(&self, f: u32, owner: u32, index: u32) -> AnonMappings {
-        let mut m = AnonMappings::default();
+    pub fn anon_mappings(&self, f: u32, owner: u32, index: u32) -> Mappings {
+        let mut m = Mappings::default();
         for k in 0..self.anon_tree_len(owner) {
             if self.maps(self.anon_tree_vma(owner, k), index, f) {
                 m.mapcount += 1;

@@ -5,10 +5,11 @@
 //! a shared mapping's inode entry 8; a resident touch reads one PTE and sets two bits.
 
 pub mod anon_vma;
+pub mod i_mmap;
 pub mod lru;
 pub mod pcp;
 
-pub use anon_vma::{AnonMappings, AnonVma};
+pub use anon_vma::AnonVma;
 
 pub use lru::{LruList, Lrus};
 
@@ -39,6 +40,9 @@ pub struct Memory {
     /// The anon_vmas of VMAs that forked (`anon_vma.rs`).
     pub anon_vmas: Vec<AnonVma>,
     pub objects: Vec<Object>,
+    /// Files mapped by name (`file` on a mapping): the inode of each, shared by every
+    /// mapping of that name.
+    pub files: std::collections::BTreeMap<String, u32>,
     pub wm: crate::config::Watermarks,
     /// memcg mode: the limit in pages; and the pages charged to the workload's cgroup.
     pub memcg_limit: Option<u64>,
@@ -67,6 +71,7 @@ impl Memory {
             vmas: Vec::new(),
             anon_vmas: Vec::new(),
             objects: Vec::new(),
+            files: Default::default(),
             wm,
             memcg_limit: c.machine.memcg_limit.map(|l| l.pages()),
             charged: 0,
@@ -251,6 +256,17 @@ pub fn swp_slot(e: u64) -> u32 {
     e as u32
 }
 
+/// Where a folio is mapped, as the rmap walk finds it (through an anon_vma tree,
+/// `anon_vma.rs`, or a file's i_mmap tree, `i_mmap.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Mappings {
+    /// PTEs mapping the folio (its mapcount).
+    pub mapcount: u32,
+    /// VMAs the walk visits before it has found all of them: the position of the last
+    /// mapping in the tree, plus one (0 when unmapped: `folio_mapped` is checked first).
+    pub visits: u32,
+}
+
 /// A virtual memory area of one task.
 #[derive(Clone, Debug)]
 pub struct Vma {
@@ -281,7 +297,8 @@ pub struct Vma {
 pub struct Object {
     pub kind: crate::config::MappingKind,
     pub entries: Vec<u64>,
-    /// VMAs mapping this object (for the reverse map).
+    /// VMAs mapping this object (`mapping->i_mmap`, the reverse map of its pages), in the
+    /// order the rmap walk visits them: mmap order (`i_mmap.rs`).
     pub vmas: Vec<u32>,
     /// File: first page of its extent on the file device.
     pub file_base: u64,

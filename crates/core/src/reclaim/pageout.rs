@@ -364,12 +364,11 @@ impl Sim {
             return Verdict::Keep;
         }
         let fr = self.mem.frames[f as usize];
-        // The VMAs the walk visits: the anon_vma tree up to the folio's last mapping, or the
-        // file's mappings.
+        // The VMAs the walk visits: the anon_vma or i_mmap tree up to the folio's last mapping.
         let visits = match fr.owner_kind() {
             Owner::None => 0,
             Owner::Anon => self.mem.anon_mappings(f, fr.owner, fr.index).visits as usize,
-            Owner::Shmem | Owner::File => self.mem.objects[fr.owner as usize].vmas.len(),
+            Owner::Shmem | Owner::File => self.mem.file_mappings(f).visits as usize,
         };
         cost.charge(Cat::RmapWalk, visits as u64 * self.costs.rmap_walk_ns);
         let mut young = 0;
@@ -421,14 +420,17 @@ impl Sim {
                 r
             }
             Owner::Shmem | Owner::File => {
+                // rmap_walk_file: nothing to walk for a folio no PTE maps; otherwise the
+                // file's i_mmap tree in order until every mapping is found (mm/i_mmap.rs).
                 // folio_referenced_one: per mapping, every PTE of the folio is tested and
                 // cleared; a mapping with any young one is one reference.
+                let visits = self.mem.file_mappings(f).visits;
                 let mem = &mut self.mem;
                 let order = fr.folio_order();
                 let first = (fr.index as usize) & !((1usize << order) - 1);
-                let mut r = Referenced::default();
+                let mut r = Referenced { walks: visits, ..Referenced::default() };
                 let obj = &mem.objects[fr.owner as usize];
-                for &v in &obj.vmas {
+                for &v in &obj.vmas[..visits as usize] {
                     let vma = &mut mem.vmas[v as usize];
                     let mut young = false;
                     for i in first..first + (1 << order) {
@@ -445,7 +447,6 @@ impl Sim {
                         r.exec |= vma.exec;
                     }
                 }
-                r.walks = obj.vmas.len() as u32;
                 r
             }
         }
@@ -609,5 +610,76 @@ mod rmap_tests {
         }
         assert_eq!(sim.swap.areas[dev].count(slot), 4, "one swap reference per mapping");
         assert_eq!(sim.mem.frames[f as usize].owner_kind(), Owner::None, "mapped nowhere");
+    }
+
+    /// A launcher and three renderers mapped the 2 MiB executable `app`; the renderers stay
+    /// alive after the run, the launcher has exited.
+    const SHARED_BINARY: &str = include_str!("../../tests/data/shared-binary.toml");
+
+    /// The three renderers' VMAs of the shared binary, after the run.
+    fn renderers_of_app() -> (Sim, Vec<u32>) {
+        let r = crate::config::load(SHARED_BINARY, "shared-binary.toml", &[]).expect("loads");
+        let mut sim = Sim::new(&r);
+        sim.run(&mut |_| true);
+        let text: Vec<u32> = sim.tasks.iter().filter(|t| t.name == "renderer").map(|t| t.vmas[0]).collect();
+        assert_eq!(text.len(), 3);
+        (sim, text)
+    }
+
+    /// Page `i` of the binary: the one page-cache folio every renderer maps.
+    fn shared_text_folio(sim: &Sim, text: &[u32], i: usize) -> u32 {
+        let f = pte_frame(sim.mem.vmas[text[0] as usize].ptes[i]);
+        assert!(text.iter().all(|&v| sim.mem.vmas[v as usize].ptes[i] & PTE_PRESENT != 0 && pte_frame(sim.mem.vmas[v as usize].ptes[i]) == f), "page {i} is mapped by every renderer");
+        assert_eq!(sim.mem.frames[f as usize].owner_kind(), Owner::File);
+        f
+    }
+
+    #[test]
+    fn a_file_folio_mapped_by_three_processes_costs_three_vma_visits_in_folio_referenced_and_counts_each_young_mapping() {
+        let (mut sim, text) = renderers_of_app();
+        let f = shared_text_folio(&sim, &text, 9);
+        for &v in &text {
+            sim.mem.vmas[v as usize].ptes[9] &= !PTE_ACCESSED;
+        }
+        let r = sim.folio_referenced(f);
+        assert_eq!((r.walks, r.ptes, r.exec), (3, 0, false), "three VMAs visited, none young");
+        for &v in &text[1..] {
+            sim.mem.vmas[v as usize].ptes[9] |= PTE_ACCESSED;
+        }
+        let r = sim.folio_referenced(f);
+        assert_eq!((r.walks, r.ptes, r.exec), (3, 2, true), "two young mappings, of an executable VMA");
+        assert!(text.iter().all(|&v| sim.mem.vmas[v as usize].ptes[9] & PTE_ACCESSED == 0), "the walk cleared the young bits it found");
+    }
+
+    #[test]
+    fn the_rmap_walk_of_a_file_folio_stops_at_its_last_mapping_and_skips_a_folio_no_process_maps() {
+        let (mut sim, text) = renderers_of_app();
+        let f = shared_text_folio(&sim, &text, 11);
+        let unmap = |sim: &mut Sim, v: u32| {
+            sim.mem.vmas[v as usize].ptes[11] = 0;
+            sim.mem.vmas[v as usize].rss -= 1;
+        };
+        unmap(&mut sim, text[2]);
+        assert_eq!(sim.mem.file_mappings(f), Mappings { mapcount: 2, visits: 2 });
+        assert_eq!(sim.folio_referenced(f).walks, 2, "the walk ends once both mappings are found");
+        unmap(&mut sim, text[0]);
+        unmap(&mut sim, text[1]);
+        assert_eq!(sim.mem.file_mappings(f), Mappings::default());
+        assert_eq!(sim.folio_referenced(f).walks, 0, "a folio only the page cache holds is not walked");
+    }
+
+    #[test]
+    fn try_to_unmap_of_a_shared_file_folio_clears_every_mapper_and_leaves_it_in_the_page_cache() {
+        let (mut sim, text) = renderers_of_app();
+        let f = shared_text_folio(&sim, &text, 5);
+        let rss: Vec<u64> = text.iter().map(|&v| sim.mem.vmas[v as usize].rss).collect();
+        assert_eq!(sim.try_to_unmap(f), (3, 3), "three VMAs visited, three mappings removed");
+        for (k, &v) in text.iter().enumerate() {
+            assert_eq!(sim.mem.vmas[v as usize].ptes[5], 0, "VMA {v} no longer maps it");
+            assert_eq!(sim.mem.vmas[v as usize].rss, rss[k] - 1);
+        }
+        assert!(!sim.folio_mapped(f), "mapped nowhere");
+        let fr = sim.mem.frames[f as usize];
+        assert_eq!(sim.mem.objects[fr.owner as usize].entries[5], PTE_PRESENT | f as u64, "still the file's page 5");
     }
 }
