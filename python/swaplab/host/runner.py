@@ -104,12 +104,23 @@ def _check_no_fork(tasks: List[Dict[str, Any]]) -> None:
                                 "independent processes and cannot share a parent's anonymous memory copy-on-write")
 
 
+def _check_no_shared_files(tasks: List[Dict[str, Any]]) -> None:
+    """A mapping naming its file (`file`) shares one file's page cache with every other mapping
+    of that name; the runner gives each mapping a data file of its own, so it would run a
+    different workload (no page mapped by several processes)."""
+    named = sorted({m["file"] for t in tasks for m in t.get("mapping", []) if m.get("file")})
+    if named:
+        raise PreconditionError(f"file = {', '.join(repr(n) for n in named)} is simulated only: the host runner gives "
+                                "each mapping its own data file and cannot map one file into several processes")
+
+
 def preflight(resolved: Dict[str, Any], opts: HostOptions) -> List[str]:
     """Refuse (PreconditionError) before changing anything; return notes for the report."""
     notes: List[str] = []
     k = resolved["kernel"]
     _check_reclaim_policy(k["reclaim"], os.path.exists(MGLRU))
     _check_no_fork(resolved.get("task", []))
+    _check_no_shared_files(resolved.get("task", []))
     euid = os.geteuid() if opts.euid is None else opts.euid
     if euid != 0:
         raise PreconditionError("the host runner must run as root: it creates a memory cgroup, swap devices and sets kernel knobs")
