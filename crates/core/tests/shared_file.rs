@@ -105,3 +105,22 @@ fn a_file_name_on_an_anonymous_mapping_is_refused() {
     let e = refused(&["task.1.mapping.1.file=\"app\""]);
     assert_eq!(e.key, "task.1.mapping.1.file");
 }
+
+/// The scan heuristics' statistics per era (config::reclaim_stats_ratelimited): 6.12+ reads
+/// the lruvec sizes as of the last periodic flush (up to 2 s old), 5.16-6.11 flushed first and
+/// read them exact. Here the renderers' 16 MiB binary is activated on its first scan
+/// (VM_EXEC) and its inactive list empties within a flush period: with exact sizes
+/// `inactive_is_low` sees that and deactivates the binary (pgrefill); the stale view still
+/// shows the inactive list full, keeps cache-trim mode, and barely scans the active list.
+#[test]
+fn reclaim_before_6_12_reads_exact_lru_sizes_and_deactivates_an_executable_the_stale_6_12_view_keeps_active() {
+    let refill = |profile: &str| {
+        let p = format!("kernel.profile=\"{profile}\"");
+        let (_, res) = run(&[&p, "task.0.mapping.0.size=\"16MiB\"", "task.1.mapping.0.size=\"16MiB\"", "task.2.mapping.0.size=\"96MiB\""]);
+        v(&res, "pgrefill")
+    };
+    let (exact, stale) = (refill("6.11"), refill("6.12"));
+    assert!(exact > 4 * stale.max(1), "pgrefill: 6.11 {exact}, 6.12 {stale}");
+    assert_eq!(refill("6.1"), exact, "6.1 is of the exact era too");
+    assert_eq!(refill("6.x"), stale, "6.x is the newest era");
+}

@@ -33,6 +33,21 @@ pub fn era_2_6_32(profile: &str) -> bool {
     profile == "2.6.32"
 }
 
+/// Does reclaim read the memory cgroup statistics through a ratelimited flush (`profile` is
+/// the `kernel.profile` string of a 6.x-era kernel)? Since 6.12 ("memcg: use ratelimited stats
+/// flush in the reclaim", Shakeel Butt, 2024) `prepare_scan_control` calls
+/// `mem_cgroup_flush_stats_ratelimited`, which flushes only when the periodic 2 s flusher is
+/// late, so its heuristics read statistics up to a flush period old
+/// (reclaim/classic/flushed.rs). From 5.16 to 6.11 it called `mem_cgroup_flush_stats`, which
+/// flushes whenever more than `MEMCG_CHARGE_BATCH` updates per online CPU are pending: a view
+/// some hundred pages behind at most, which the model takes as exact. "6.x" is the newest era.
+pub fn reclaim_stats_ratelimited(profile: &str) -> bool {
+    match profile.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()) {
+        Some(minor) => minor >= 12,
+        None => true,
+    }
+}
+
 impl Profile {
     pub fn parse(s: &str) -> Option<Profile> {
         Some(match s {

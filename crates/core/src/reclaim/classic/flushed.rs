@@ -6,7 +6,9 @@
 //! compiled in this holds for the root's lruvec too, so for global reclaim as well. Reclaim
 //! does not flush them itself (6.x `prepare_scan_control` and `workingset_test_recent` call
 //! `mem_cgroup_flush_stats_ratelimited`, which flushes only when the periodic flusher is a
-//! whole cycle late). They are flushed by the periodic worker every `FLUSH_TIME` (2 s,
+//! whole cycle late; `prepare_scan_control` since 6.12 only: from 5.16 to 6.11 it flushed
+//! whenever updates were pending, and its heuristics read exact counters,
+//! `config::reclaim_stats_ratelimited`). They are flushed by the periodic worker every `FLUSH_TIME` (2 s,
 //! mm/memcontrol.c `flush_memcg_stats_dwork`) and by every read of the cgroup's
 //! `memory.stat` (`memcg_stat_format` / `memcg1_stat_format` call `mem_cgroup_flush_stats`).
 //!

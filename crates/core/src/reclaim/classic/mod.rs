@@ -51,6 +51,12 @@ pub struct ClassicLru {
     /// 6.x: the lruvec statistics as of their last rstat flush (`flushed.rs`); `None` before,
     /// where reclaim read exact counters.
     flushed: Option<FlushedStats>,
+    /// 6.12+: the scan heuristics (`prepare_scan_control`'s deactivation and cache-trim
+    /// tests, `inactive_is_low`, `snapshot_refaults`) read the flushed view too; 5.16-6.11
+    /// flushed before reading it, so they read exact counters
+    /// ([`crate::config::reclaim_stats_ratelimited`]). The refault distance reads the flushed
+    /// view in every 6.x era.
+    scan_reads_flushed: bool,
 }
 
 impl ClassicLru {
@@ -76,6 +82,7 @@ impl ClassicLru {
                 let m = &cfg.config.machine;
                 FlushedStats::new(m.memcg_limit.and(m.memory_stat_reader).map(|d| d.0))
             }),
+            scan_reads_flushed: crate::config::reclaim_stats_ratelimited(&cfg.config.kernel.profile),
         }
     }
 
@@ -96,11 +103,22 @@ impl ClassicLru {
         }
     }
 
-    /// `lruvec_page_state(WORKINGSET_ACTIVATE_ANON / _FILE)`: as of the last flush on 6.x.
+    /// `lruvec_page_state` of a list's size as the scan heuristics read it: as of the last
+    /// flush on 6.12+, exact before.
+    fn scan_stat_size(&self, l: LruList) -> u64 {
+        if self.scan_reads_flushed {
+            self.stat_size(l)
+        } else {
+            self.size(l)
+        }
+    }
+
+    /// `lruvec_page_state(WORKINGSET_ACTIVATE_ANON / _FILE)` as the scan heuristics read it:
+    /// as of the last flush on 6.12+, exact before.
     fn stat_activations(&self, vm: &VmStat) -> [u64; 2] {
         match &self.flushed {
-            Some(fl) => fl.activate,
-            None => [vm.workingset_activate_anon, vm.workingset_activate_file],
+            Some(fl) if self.scan_reads_flushed => fl.activate,
+            _ => [vm.workingset_activate_anon, vm.workingset_activate_file],
         }
     }
 
@@ -111,7 +129,7 @@ impl ClassicLru {
     /// `inactive_is_low` (§3.9).
     fn inactive_is_low(&self, anon: bool) -> bool {
         let (i, a) = if anon { (LruList::InactiveAnon, LruList::ActiveAnon) } else { (LruList::InactiveFile, LruList::ActiveFile) };
-        let (inactive, active) = (self.stat_size(i), self.stat_size(a));
+        let (inactive, active) = (self.scan_stat_size(i), self.scan_stat_size(a));
         if self.profile < Profile::V4_14 && !anon {
             return active > inactive; // pre-4.10 file rule
         }

@@ -45,7 +45,7 @@ impl ClassicLru {
                 sc.may_deactivate[0] = act[0] != self.refault_snapshot[0] || self.inactive_is_low(true);
                 sc.may_deactivate[1] = act[1] != self.refault_snapshot[1] || self.inactive_is_low(false);
             }
-            sc.cache_trim_mode = (self.stat_size(LruList::InactiveFile) >> sc.priority) > 0 && !sc.may_deactivate[1];
+            sc.cache_trim_mode = (self.scan_stat_size(LruList::InactiveFile) >> sc.priority) > 0 && !sc.may_deactivate[1];
         } else {
             sc.may_deactivate = [true, true];
             sc.cache_trim_mode = false;
