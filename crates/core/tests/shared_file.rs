@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use swaplab_core::config;
 use swaplab_core::engine::Sim;
-use swaplab_core::mm::{pte_frame, Mappings, Owner, PTE_PRESENT};
+use swaplab_core::mm::{pte_frame, Mappings, Owner, PG_ACTIVE, PG_REFERENCED, PTE_PRESENT};
 
 /// tests/data/shared-binary.toml: a launcher that runs the 2 MiB binary `app` and exits, three
 /// renderers that run it and stay, a hog that ends the run.
@@ -65,6 +65,12 @@ fn a_process_exiting_unlinks_its_vma_from_the_file_and_leaves_the_pages_to_the_o
     assert!(sim.mem.vmas[launcher as usize].ptes.iter().all(|&p| p == 0), "the launcher's page tables are gone");
     let cached = sim.mem.objects[obj].entries.iter().filter(|&&e| e & PTE_PRESENT != 0).count();
     assert_eq!(cached, APP_PAGES, "the file's pages stay for its other mappers");
+    // zap_present_pte: each page the launcher mapped young gave the folio its reference (the
+    // run has no memory pressure, so nothing else cleared or set them).
+    for (i, &e) in sim.mem.objects[obj].entries.iter().enumerate() {
+        let fr = sim.mem.frames[pte_frame(e) as usize];
+        assert!(fr.has(PG_REFERENCED) || fr.has(PG_ACTIVE), "page {i}: the launcher's young PTE was not passed to the folio");
+    }
 }
 
 #[test]
