@@ -5,10 +5,8 @@
 use super::memory::Alloc;
 use super::Sim;
 use crate::config::MappingKind;
-use crate::swap::io::SwapPlugs;
 use crate::mm::*;
-use crate::swap::readahead::{FaultCtx, Window};
-use crate::swap::SWAP_HAS_CACHE;
+use super::swapin_window::WindowEnd;
 use crate::workload::Touch;
 
 /// A major fault charges `costs.major_fault_cpu_ns` before it sleeps on its read (allocation,
@@ -36,6 +34,15 @@ macro_rules! alloc_or_return {
 
 impl Sim {
     pub(crate) fn fault(&mut self, tid: u32, cpu: usize, mi: usize, touch: Touch) -> Outcome {
+        if let Some(cont) = self.tasks[tid as usize].ra_cont.take() {
+            // The fault slept in the allocation of a readahead page: finish its window, then
+            // the retried fault finds its target in the swap cache.
+            match self.resume_readahead(tid, cpu, cont) {
+                WindowEnd::Read => {}
+                WindowEnd::Blocked => return Outcome::Blocked,
+                WindowEnd::Killed => return Outcome::Killed,
+            }
+        }
         let v = self.tasks[tid as usize].vmas[mi];
         match self.mem.vmas[v as usize].kind {
             MappingKind::Anon => self.fault_anon(tid, cpu, v, touch),
@@ -247,11 +254,6 @@ impl Sim {
             }
         }
         self.add_to_swap_cache_for_read(target, dev, slot, false);
-        let mut plugs = SwapPlugs::for_task(self.swap.areas.len(), tid);
-        let store_cpu = self.swapin_readahead(tid, cpu, v, (dev, slot), target, fault_vpn, shmem, &mut plugs);
-        let at = self.tasks[tid as usize].clock + self.costs.major_fault_cpu_ns + store_cpu;
-        let cpu_ns = plugs.submit(self, at).total();
-        self.tasks[tid as usize].clock = at + cpu_ns;
         if std::mem::replace(&mut self.tasks[tid as usize].fault_was_major, true) {
             // This fault read the page before, and reclaim freed it before the retry could map
             // it: /proc/vmstat counts that attempt too (do_swap_page and shmem_swapin_folio count
@@ -261,6 +263,11 @@ impl Sim {
             self.stats.vm.pgfault += 1;
             self.stats.vm.pgmajfault += 1;
         }
+        match self.swapin_readahead(tid, cpu, v, (dev, slot), target, fault_vpn, shmem) {
+            WindowEnd::Read => {}
+            WindowEnd::Blocked => return Outcome::Blocked,
+            WindowEnd::Killed => return Outcome::Killed,
+        }
         if !self.mem.frames[target as usize].has(PG_LOCKED) {
             // The fronting store had the page, or a synchronous device read it inside
             // submission (engine/io.rs): it is up to date, map it now.
@@ -268,106 +275,6 @@ impl Sim {
         }
         self.wait_on_frame(tid, target);
         Outcome::Blocked
-    }
-
-    /// Read the target folio and its readahead window (the policy's `Window`) into `plugs`:
-    /// `swap_cluster_readahead` / `swap_vma_readahead`. Returns the CPU of store hits.
-    #[allow(clippy::too_many_arguments)]
-    fn swapin_readahead(&mut self, tid: u32, cpu: usize, v: u32, (dev, slot): (usize, u32), target: u32, fault_vpn: u64, shmem: bool, plugs: &mut SwapPlugs) -> u64 {
-        let (vma_start, vma_end) = {
-            let vma = &self.mem.vmas[v as usize];
-            (vma.start_vpn, vma.start_vpn + vma.ptes.len() as u64)
-        };
-        let window = {
-            let ctx = FaultCtx {
-                offset: slot,
-                map: &self.swap.areas[dev].map,
-                page_cluster: self.cfg.config.kernel.page_cluster,
-                fault_vpn,
-                vma_start,
-                vma_end,
-                shmem,
-            };
-            let mut info = self.mem.vmas[v as usize].ra_info;
-            let w = self.swap.ra.window(&ctx, &mut info);
-            self.mem.vmas[v as usize].ra_info = info;
-            w
-        };
-        let mark_cached = self.profile < crate::config::Profile::V4_14;
-        let (mut store_cpu, mut relocked) = (0, false);
-        match window {
-            Window::TargetOnly => store_cpu += self.swap_read_folio(target, dev, slot, plugs),
-            Window::Slots { lo, hi } => {
-                for s in lo..=hi {
-                    if s == slot {
-                        let (c, r) = self.read_target_holding_lock(target, dev, s, plugs);
-                        (store_cpu, relocked) = (store_cpu + c, r);
-                    } else if let Some(f) = self.readahead_one(tid, cpu, dev, s, mark_cached) {
-                        store_cpu += self.swap_read_folio(f, dev, s, plugs);
-                    }
-                }
-            }
-            Window::Virtual { start, end } => {
-                for vpn in start..end {
-                    if vpn == fault_vpn {
-                        let (c, r) = self.read_target_holding_lock(target, dev, slot, plugs);
-                        (store_cpu, relocked) = (store_cpu + c, r);
-                        continue;
-                    }
-                    let e = self.mem.vmas[v as usize].ptes[(vpn - vma_start) as usize];
-                    if e & PTE_SWAP == 0 {
-                        continue;
-                    }
-                    let (d2, s2) = (swp_dev(e), swp_slot(e));
-                    if let Some(f) = self.readahead_one(tid, cpu, d2, s2, mark_cached) {
-                        store_cpu += self.swap_read_folio(f, d2, s2, plugs);
-                    }
-                }
-            }
-        }
-        if relocked {
-            // The fault maps the target next: its hold on the folio ends.
-            self.mem.frames[target as usize].flags &= !PG_LOCKED;
-        }
-        store_cpu
-    }
-
-    /// `swap_read_folio` of the fault's target inside a readahead window. A read that
-    /// completes at once (a store hit, a synchronous device) unlocks the folio, but the
-    /// faulting task still holds it (`do_swap_page` locks it and holds a reference until it is
-    /// mapped), so reclaim entered by the rest of the window's allocations must not take it:
-    /// it stays locked until the window is read. Returns the CPU and whether it was relocked.
-    fn read_target_holding_lock(&mut self, target: u32, dev: usize, slot: u32, plugs: &mut SwapPlugs) -> (u64, bool) {
-        let cpu = self.swap_read_folio(target, dev, slot, plugs);
-        let fr = &mut self.mem.frames[target as usize];
-        let relock = !fr.has(PG_LOCKED);
-        fr.flags |= PG_LOCKED;
-        (cpu, relock)
-    }
-
-    /// One non-target page of a readahead window (`__read_swap_cache_async` for a slot that is
-    /// in use and not cached): a new locked swap-cache page marked PG_readahead, counted in
-    /// `swap_ra`. Returns None for holes, cached slots, or when memory is short.
-    fn readahead_one(&mut self, tid: u32, cpu: usize, dev: usize, slot: u32, mark_cached: bool) -> Option<u32> {
-        let area = &self.swap.areas[dev];
-        if !area.in_use(slot) {
-            return None;
-        }
-        let cached = area.cache[slot as usize];
-        if cached != NONE {
-            if mark_cached {
-                // Pre-4.14 marking: every non-target page returned, cached or not (§1.2.2).
-                self.mem.frames[cached as usize].flags |= PG_READAHEAD;
-            }
-            return None;
-        }
-        if area.map[slot as usize] & SWAP_HAS_CACHE != 0 {
-            return None; // being swapped in through the bypass path
-        }
-        let f = self.try_alloc_nowait(tid, cpu)?;
-        self.add_to_swap_cache_for_read(f, dev, slot, true);
-        self.stats.vm.swap_ra += 1;
-        Some(f)
     }
 
     /// Map a swap-cache page into the faulting task and drop the entry's reference (§1.1).

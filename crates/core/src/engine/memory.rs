@@ -33,7 +33,7 @@ impl Sim {
         f
     }
 
-    fn memcg_over(&self) -> bool {
+    pub(super) fn memcg_over(&self) -> bool {
         matches!(self.mem.memcg_limit, Some(l) if self.mem.charged >= l)
     }
 

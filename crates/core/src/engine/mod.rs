@@ -19,7 +19,7 @@
 //! reclaim/). The files of this folder: `sched.rs` scheduling, `user.rs` running user programs,
 //! `kthread.rs` kernel threads, `io.rs` block I/O and writeback accounting, `congestion.rs`
 //! queue congestion and `congestion_wait`, `fault.rs` page
-//! faults, `fork.rs` fork's copy-on-write sharing and its breaking, `memory.rs` page allocation and teardown, `ipc.rs` messages and buffered file I/O,
+//! faults, `swapin_window.rs` a swap-in's readahead window, `fork.rs` fork's copy-on-write sharing and its breaking, `memory.rs` page allocation and teardown, `ipc.rs` messages and buffered file I/O,
 //! `report.rs` samples and the result, `invariants.rs` consistency checks.
 
 mod congestion;
@@ -35,6 +35,7 @@ pub(crate) mod memory;
 mod report;
 pub mod requests;
 mod sched;
+mod swapin_window;
 mod task;
 mod user;
 

@@ -68,6 +68,8 @@ pub struct Task {
     pub dr_throttle_since: Option<u64>,
     /// A 2.6.28 direct reclaim asleep in its `congestion_wait` nap, continued on wake-up.
     pub dr_cont: Option<crate::reclaim::DirectReclaimCont>,
+    /// A swap-in whose readahead window slept in the allocator, continued on wake-up.
+    pub ra_cont: Option<super::swapin_window::ReadaheadCont>,
     pub oom_killed: bool,
     /// Time spent runnable but waiting for a CPU.
     pub runq_wait_ns: u64,
@@ -163,6 +165,7 @@ impl Task {
             dr_pages_hist: Histogram::default(),
             dr_throttle_since: None,
             dr_cont: None,
+            ra_cont: None,
             oom_killed: false,
             runq_wait_ns: 0,
             runnable_since: 0,
