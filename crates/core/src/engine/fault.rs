@@ -254,6 +254,8 @@ impl Sim {
             }
         }
         self.add_to_swap_cache_for_read(target, dev, slot, false);
+        // The window reads the target alone if this fault read it before (fault_was_major).
+        let end = self.swapin_readahead(tid, cpu, v, (dev, slot), target, fault_vpn, shmem);
         if std::mem::replace(&mut self.tasks[tid as usize].fault_was_major, true) {
             // This fault read the page before, and reclaim freed it before the retry could map
             // it: /proc/vmstat counts that attempt too (do_swap_page and shmem_swapin_folio count
@@ -263,7 +265,7 @@ impl Sim {
             self.stats.vm.pgfault += 1;
             self.stats.vm.pgmajfault += 1;
         }
-        match self.swapin_readahead(tid, cpu, v, (dev, slot), target, fault_vpn, shmem) {
+        match end {
             WindowEnd::Read => {}
             WindowEnd::Blocked => return Outcome::Blocked,
             WindowEnd::Killed => return Outcome::Killed,

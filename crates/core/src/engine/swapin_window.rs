@@ -88,10 +88,14 @@ struct WindowRead {
 
 impl Sim {
     /// The swap-cache miss after the target `target` was allocated and inserted: choose the
-    /// window, read it (the target in its place), submit. Charges the major fault's CPU.
+    /// window, read it (the target in its place), submit. Charges the major fault's CPU. A
+    /// fault that already read its window and slept finds its target gone only if reclaim
+    /// took it meanwhile: it reads the target alone, as the kernel's closing
+    /// `read_swap_cache_async(entry)` after the window loop does.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn swapin_readahead(&mut self, tid: u32, cpu: usize, v: u32, (dev, slot): (usize, u32), target: u32, fault_vpn: u64, shmem: bool) -> WindowEnd {
-        let window = self.readahead_window(v, (dev, slot), fault_vpn, shmem);
+        let window_read = self.tasks[tid as usize].fault_was_major;
+        let window = if window_read { Window::TargetOnly } else { self.readahead_window(v, (dev, slot), fault_vpn, shmem) };
         let next = match window {
             Window::TargetOnly => 0,
             Window::Slots { lo, .. } => lo as u64,
