@@ -147,8 +147,9 @@ impl Sim {
         file + if self.swap.free_pages() > 0 { anon } else { 0 }
     }
 
-    /// A page without blocking: used for readahead pages, which are skipped when memory is
-    /// short rather than waited for.
+    /// A page without blocking: used for the page cache's readahead pages (`__GFP_NORETRY`),
+    /// which are skipped when memory is short rather than waited for. Swap-in readahead
+    /// allocates with the fault's mask instead (`alloc_page`, engine/swapin_window.rs).
     pub(crate) fn try_alloc_nowait(&mut self, tid: u32, cpu: usize) -> Option<u32> {
         if self.memcg_over() {
             self.direct_reclaim(tid, cpu, true, false);

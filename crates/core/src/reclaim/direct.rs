@@ -42,7 +42,8 @@ pub(crate) enum DirectReclaim {
 impl Sim {
     /// Reclaim at least `SWAP_CLUSTER_MAX` pages for task `tid` on `cpu`, lowering the priority
     /// until it does. Charges its CPU to the task, records the stall. `may_nap`: the caller
-    /// can sleep (not a readahead page, which is dropped rather than waited for).
+    /// can sleep (not a page-cache readahead page or a readahead page's memory-cgroup charge,
+    /// which are dropped rather than waited for).
     pub(crate) fn direct_reclaim(&mut self, tid: u32, cpu: usize, memcg: bool, may_nap: bool) -> DirectReclaim {
         let cont = self.tasks[tid as usize].dr_cont.take();
         if cont.is_none() && !memcg {
