@@ -79,7 +79,9 @@ fn kswapd_2_6_28_restarts_after_swap_cluster_max() {
     let per_run = |r: &swaplab_core::stats::result::SimResult| v(r, "pgsteal_kswapd") as f64 / v(r, "pageoutrun").max(1) as f64;
     assert!(v(&old, "pgsteal_kswapd") > 0 && v(&new, "pgsteal_kswapd") > 0, "kswapd must reclaim in both eras");
     assert!(per_run(&old) < 96.0, "2.6.28 kswapd reclaimed {:.1} pages per balance_pgdat run", per_run(&old));
-    assert!(per_run(&old) * 2.0 < per_run(&new), "2.6.28 {:.1} vs 6.x {:.1} pages per run", per_run(&old), per_run(&new));
+    // 6.x does not stop at SWAP_CLUSTER_MAX: it runs on to the high watermark, past the bound
+    // 2.6.28's runs stay under.
+    assert!(per_run(&new) > 96.0, "6.x kswapd reclaimed only {:.1} pages per run (2.6.28: {:.1})", per_run(&new), per_run(&old));
 }
 
 /// 2.6.35+ kswapd_try_to_sleep: when the HZ/10 nap ends below the high watermark kswapd goes
