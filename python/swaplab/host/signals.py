@@ -8,7 +8,8 @@ only recorded: a second SIGTERM a few ms after the first (systemd, ``timeout``, 
 user) must not kill the runner halfway through swapoff. The handlers stay installed for the
 whole restore; they are put back only when it is over, and a signal that arrived during a
 restore that ended normally is raised then. Once a signal has stopped the run, a default
-(fatal) SIGTERM/SIGHUP disposition is replaced by SIG_IGN: the process is on its way out. The restore itself additionally blocks the
+disposition (fatal SIGTERM/SIGHUP, SIGINT's KeyboardInterrupt) is replaced by SIG_IGN: the
+process is on its way out. The restore itself additionally blocks the
 signals at the OS level (journal.Journal.restore), which the ``swapoff`` and ``losetup``
 children inherit, so a Ctrl-C sent to the terminal's process group cannot kill them either.
 """
@@ -65,12 +66,14 @@ class RunSignals:
     def __exit__(self, *exc: Any) -> bool:
         stopping = self.raised is not None or self.pending is not None
         for s, h in self._old.items():
-            if stopping and s != signal.SIGINT and h in (signal.SIG_DFL, None):
+            if stopping and h in (signal.SIG_DFL, None, signal.default_int_handler):
                 # the process is unwinding from a signal to its exit: a repeated SIGTERM must not
-                # turn the orderly exit (status 130, the message) into a kill. SIG_IGN, not a
-                # Python no-op, which interpreter shutdown resets to the fatal default; the
-                # runner starts no child after it was stopped (a library caller that goes on
-                # can put its own handler back).
+                # turn the orderly exit (status 130, the message) into a kill, nor a repeated
+                # SIGINT raise a second KeyboardInterrupt into the handler that prints it (the
+                # CLI ignores SIGINT only once that handler runs). SIG_IGN, not a Python no-op,
+                # which interpreter shutdown resets to the fatal default; the runner starts no
+                # child after it was stopped (a library caller that goes on can put its own
+                # handler back).
                 h = signal.SIG_IGN
             signal.signal(s, h)
         return False
