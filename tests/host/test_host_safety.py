@@ -119,8 +119,8 @@ def test_sigint_then_sigterm_during_restore_restores_everything(host_ready, smal
             if p.poll() is not None:
                 break
             p.send_signal(sig)
-        p.communicate(timeout=120)
-        assert p.returncode == 130
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 130, (p.returncode, err)
     finally:
         if p.poll() is None:
             p.kill()
