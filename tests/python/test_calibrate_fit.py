@@ -57,3 +57,18 @@ def test_fitted_preset_goes_through_the_parser_and_is_sampled_per_seed(tmp_path,
     assert a["elapsed_ns"] == b["elapsed_ns"] and a["vmstat"] == b["vmstat"], "one seed, one run"
     assert runs[2][0]["elapsed_ns"] != a["elapsed_ns"], "another seed draws other service times"
     assert "read_access" in json.dumps(a["config"]), "the result embeds the resolved tables"
+
+
+def test_read_tables_keep_only_the_wait_not_the_submitters_cpu():
+    """The submitter's CPU per QD1 read is in the fault's measured CPU cost already: a read
+    table without it, so a synchronous read does not pay it twice. Writes keep their time."""
+    m = _measured()
+    m["device"]["qd1_cpu_ns"] = {"rand_read": 30000.0, "seq_read": 20000.0, "rand_read_writing": 31000.0,
+                                 "seq_read_writing": 21000.0, "rand_write": 40000.0}
+    with_cpu, _ = fit(m, "vda", True)
+    without, _ = fit(_measured(), "vda", True)
+    mid = P.index(0.5)
+    assert without["read_access"]["ns"][mid] - with_cpu["read_access"]["ns"][mid] == 30000
+    assert without["read_access_sequential_writing"]["ns"][mid] - with_cpu["read_access_sequential_writing"]["ns"][mid] == 21000
+    assert with_cpu["read_latency_ns"] == with_cpu["read_access"]["ns"][mid]
+    assert with_cpu["write_access"] == without["write_access"], "writes keep their whole time"

@@ -7,7 +7,8 @@
 //!   QD1 requests run SCHED_FIFO (a busy machine's run queue would otherwise add its waits to
 //!   every latency) and are kept as quantile tables (random and sequential reads, alone and
 //!   beside a writer issuing 128 KiB writes; random writes): the simulator samples access times
-//!   from them (crates/core/src/device/service.rs).
+//!   from them (crates/core/src/device/service.rs), with the submitting thread's CPU time per
+//!   request beside each (the fit takes it out of the read tables: the fault's CPU cost holds it).
 //! * CPU costs through the real kernel, as the thread's CPU time (CLOCK_THREAD_CPUTIME_ID: the
 //!   simulator models contention for CPUs itself, so a cost must not include waiting for one):
 //!   a resident touch, a minor fault (first write to an anonymous page: allocate + zero + map),
@@ -46,6 +47,9 @@ pub struct DeviceReport {
     pub seq_read_writing_ns: Percentiles,
     /// The QD1 4 KiB request times (ns, transfer included) at [`QUANTILE_GRID`], per case.
     pub quantiles: Qd1Quantiles,
+    /// The submitting thread's mean CPU time per QD1 request, per case (ns): the part of each
+    /// request time the thread spent running rather than waiting for the device.
+    pub qd1_cpu_ns: Qd1Cpu,
     pub seq_read_bytes_per_s: f64,
     pub seq_write_bytes_per_s: f64,
     pub read_qd: Vec<QdPoint>,
@@ -56,6 +60,16 @@ pub struct DeviceReport {
 /// Cumulative probabilities at which the QD1 latency tables are taken: the body in steps of
 /// 10%, the tail finer, the extremes (fastest and slowest request) included.
 pub const QUANTILE_GRID: [f64; 18] = [0.0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0];
+
+/// The submitter's mean CPU per QD1 request, per case of [`Qd1Quantiles`].
+#[derive(Clone, Debug, Serialize)]
+pub struct Qd1Cpu {
+    pub rand_read: f64,
+    pub seq_read: f64,
+    pub rand_read_writing: f64,
+    pub seq_read_writing: f64,
+    pub rand_write: f64,
+}
 
 /// QD1 4 KiB request times at [`QUANTILE_GRID`]: random and sequential reads on an idle device
 /// and beside a writer, random writes.
@@ -175,6 +189,8 @@ fn device_inner(path: &Path, file_bytes: u64, seconds: f64) -> io::Result<Device
     drop(fifo);
     let read_qd = read_iops_by_queue_depth(path, pages, seconds)?;
     let peak = read_qd.iter().map(|p| p.iops).fold(0.0, f64::max);
+    let qd1_cpu_ns = Qd1Cpu { rand_read: rr.cpu_ns, seq_read: sr.cpu_ns, rand_read_writing: rr_w.cpu_ns, seq_read_writing: sr_w.cpu_ns, rand_write: rw.cpu_ns };
+    let (rr, sr, rw, rr_w, sr_w) = (rr.times, sr.times, rw.times, rr_w.times, sr_w.times);
     let mean_ns = rr.sum() as f64 / rr.count().max(1) as f64;
     Ok(DeviceReport {
         file: path.display().to_string(),
@@ -193,6 +209,7 @@ fn device_inner(path: &Path, file_bytes: u64, seconds: f64) -> io::Result<Device
             seq_read_writing: grid(&sr_w),
             rand_write: grid(&rw),
         },
+        qd1_cpu_ns,
         seq_read_bytes_per_s: seq_read,
         seq_write_bytes_per_s: seq_write,
         read_qd,
@@ -209,14 +226,17 @@ enum Pattern {
     Sequential,
 }
 
-/// 4 KiB O_DIRECT requests one at a time for `seconds` (at least 32): their times.
-fn qd1_histogram(fd: &Fd, pages: u64, seconds: f64, pattern: Pattern, write: bool, seed: u64) -> io::Result<Histogram> {
+/// 4 KiB O_DIRECT requests one at a time for `seconds` (at least 32): their times, and the
+/// submitting thread's mean CPU time per request (syscall, block layer, the driver's
+/// submission and completion: on a virtual disk the exits to the hypervisor dominate it).
+fn qd1_histogram(fd: &Fd, pages: u64, seconds: f64, pattern: Pattern, write: bool, seed: u64) -> io::Result<Qd1Run> {
     let buf = Region::map(PAGE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
     fill(&buf, seed);
     let mut h = Histogram::default();
     let mut r = Rng::new(seed);
     let mut page = r.below(pages);
     let end = now_ns() + (seconds * 1e9) as u64;
+    let cpu0 = thread_cpu_ns();
     loop {
         page = match pattern {
             Pattern::Random => r.below(pages),
@@ -230,7 +250,14 @@ fn qd1_histogram(fd: &Fd, pages: u64, seconds: f64, pattern: Pattern, write: boo
             break;
         }
     }
-    Ok(h)
+    let cpu_ns = (thread_cpu_ns() - cpu0) as f64 / h.count().max(1) as f64;
+    Ok(Qd1Run { times: h, cpu_ns })
+}
+
+/// One QD1 measurement: the request times and the submitter's mean CPU per request.
+struct Qd1Run {
+    times: Histogram,
+    cpu_ns: f64,
 }
 
 /// Run `measure` while another thread writes 128 KiB O_DIRECT requests back to back over the

@@ -1,0 +1,32 @@
+"""``swaplab calibrate`` on this machine: the submitting thread's CPU per QD1 request is
+measured beside each request-time table, and the fit takes it out of the read tables (the
+major fault's measured CPU cost holds it; left in, a synchronous read paid it twice)."""
+
+import os
+import subprocess
+import sys
+
+from swaplab.experiments import tomllib
+
+
+def test_calibrate_measures_the_submitters_cpu_and_keeps_it_out_of_the_read_tables(host_ready, tmp_path):
+    out = tmp_path / "preset.toml"
+    r = subprocess.run([sys.executable, "-m", "swaplab", "calibrate", "--quick", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    preset = tomllib.loads(out.read_text())
+    measured = preset["measured"]["device"]
+    cpu = measured["qd1_cpu_ns"]
+    q = measured["quantiles"]
+    for case in ("rand_read", "seq_read", "rand_read_writing", "seq_read_writing", "rand_write"):
+        median = q[case][q["p"].index(0.5)]
+        assert 0 < cpu[case] < q[case][-1], f"{case}: submitter CPU {cpu[case]} ns against requests up to {q[case][-1]} ns"
+        assert median > 0, case
+    transfer = 4096 / preset["device"]["read_bandwidth"] * 1e9
+    median = q["rand_read"][q["p"].index(0.5)]
+    expected = max(0, round(median - transfer - cpu["rand_read"]))
+    assert abs(preset["device"]["read_latency_ns"] - expected) <= 1, (preset["device"]["read_latency_ns"], expected)
+    write_median = q["rand_write"][q["p"].index(0.5)]
+    assert preset["device"]["write_latency_ns"] >= round(write_median - 4096 / preset["device"]["write_bandwidth"] * 1e9) - 1, \
+        "writes keep their whole time"
+    assert not os.path.exists(out.with_suffix(".toml.tmp"))
