@@ -29,4 +29,4 @@ def test_calibrate_measures_the_submitters_cpu_and_keeps_it_out_of_the_read_tabl
     write_median = q["rand_write"][q["p"].index(0.5)]
     assert preset["device"]["write_latency_ns"] >= round(write_median - 4096 / preset["device"]["write_bandwidth"] * 1e9) - 1, \
         "writes keep their whole time"
-    assert not os.path.exists(out.with_suffix(".toml.tmp"))
+    assert os.listdir(tmp_path) == ["preset.toml"], "the atomic write left a temporary file behind"
