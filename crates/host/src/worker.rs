@@ -90,6 +90,45 @@ pub struct WorkerResult {
     pub runqueue_wait_ns: u64,
 }
 
+/// The byte offset in its mapping of the word a touch of `page` reads or writes: one word per
+/// page, at an offset that varies with the page so that resident touches do not all fall into
+/// one cache set.
+#[inline(always)]
+pub(crate) fn word_offset(page: usize) -> usize {
+    page * PAGE_SIZE as usize + ((page & 63) << 6)
+}
+
+/// One memory touch of the host program: a volatile store of `value` (write) or a volatile
+/// load (read, returned so the caller can sink it).
+///
+/// # Safety
+/// `word` lies inside a mapping that is readable, and writable for a write.
+#[inline(always)]
+pub(crate) unsafe fn touch_word(word: *mut u64, write: bool, value: u64) -> u64 {
+    if write {
+        std::ptr::write_volatile(word, value);
+        0
+    } else {
+        std::ptr::read_volatile(word)
+    }
+}
+
+/// Run `access` between two CLOCK_MONOTONIC reads, as the worker times every touch; returns
+/// its result and the two clock values.
+///
+/// The clock reads are part of what the host program costs: each is an ordered `rdtsc` in the
+/// vDSO, so no touch overlaps the next as the touches of a bare loop do (on this VM a resident
+/// touch costs ~7 ns in a bare loop and ~100 ns timed). `calibrate` measures the resident
+/// touch and the faults through this function, so that the simulator's `resident_touch_ns`
+/// describes the program the host runner actually runs.
+#[inline(always)]
+pub(crate) fn timed<R>(access: impl FnOnce() -> R) -> (R, u64, u64) {
+    let t0 = now_ns();
+    let r = access();
+    let t1 = now_ns();
+    (r, t0, t1)
+}
+
 /// Run-queue wait of the calling thread so far, from schedstat (0 when unavailable).
 fn runqueue_wait_ns() -> u64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
@@ -284,31 +323,23 @@ impl Worker {
             left_in_phase -= 1;
             let (base, pages) = bases[mi];
             debug_assert!((t.page as u64) < pages);
-            // A word in the page; the offset varies with the page so that resident touches do
-            // not all fall into one cache set.
-            let off = (t.page as usize) * PAGE_SIZE as usize + ((t.page as usize & 63) << 6);
+            let off = word_offset(t.page as usize);
             // With a content model, a write stores the value the page's content has in this word.
             let value = match (t.write, self.filler.as_ref()) {
                 (true, Some(f)) => f.touch_value(mi, t.page as usize, (off % PAGE_SIZE as usize) / 8).unwrap_or(touches | 1),
                 _ => touches | 1,
             };
-            let t0 = now_ns();
-            if syscall {
-                let fd = self.mappings[mi].fd.as_ref().expect("validated: buffered I/O names a file mapping");
-                sink = sink.wrapping_add(io.page(fd, t));
-            } else {
-                // SAFETY: page < mapping pages (the generator's contract), so the word lies
-                // inside the mapping; the mapping is PROT_READ|PROT_WRITE.
-                unsafe {
-                    let p = base.add(off) as *mut u64;
-                    if t.write {
-                        std::ptr::write_volatile(p, value);
-                    } else {
-                        sink = sink.wrapping_add(std::ptr::read_volatile(p));
-                    }
+            let (got, t0, t1) = timed(|| {
+                if syscall {
+                    let fd = self.mappings[mi].fd.as_ref().expect("validated: buffered I/O names a file mapping");
+                    io.page(fd, t)
+                } else {
+                    // SAFETY: page < mapping pages (the generator's contract), so the word lies
+                    // inside the mapping; the mapping is PROT_READ|PROT_WRITE.
+                    unsafe { touch_word(base.add(off) as *mut u64, t.write, value) }
                 }
-            }
-            let t1 = now_ns();
+            });
+            sink = sink.wrapping_add(got);
             if let (true, Some(f)) = (t.write, self.filler.as_mut()) {
                 // SAFETY: the page lies inside mapping mi (as above), writable.
                 unsafe { f.after_write(mi, t.page as usize, base.add(t.page as usize * PAGE_SIZE as usize)) };

@@ -151,10 +151,11 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
                        "128 KiB requests, random writes, kept as quantile tables of access time (time - "
                        "4096/bandwidth, and for reads minus the submitting thread's mean CPU per request, which "
                        "the major fault's CPU cost contains; constant latency = median); 4 KiB random reads at QD 1..32, one thread "
-                       "per request (parallelism = peak IOPS x mean QD1 read). costs, as thread CPU time: first "
-                       "writes to anonymous memory (minor fault - resident touch), faults on cached file pages "
-                       "(cache hit, per fault counted), random faults on uncached file pages with MADV_RANDOM "
-                       "(major fault CPU)."),
+                       "per request (parallelism = peak IOPS x mean QD1 read). costs, as thread CPU time of touches "
+                       "made as the host worker makes them (each between two clock reads): a resident touch, "
+                       "first writes to anonymous memory (minor fault - resident touch), faults on cached file "
+                       "pages (cache hit, per fault counted, less the resident cost of every touch), random "
+                       "faults on uncached file pages with MADV_RANDOM (major fault CPU, likewise)."),
         },
         "device": device,
         "costs": costs,
