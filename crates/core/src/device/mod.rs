@@ -325,14 +325,19 @@ pub struct Plug {
 impl Plug {
     /// Add one page at device offset `page` for frame/token `token`.
     pub fn add(&mut self, page: u64, write: bool, token: u32, max_pages: u32) {
-        if let Some((last, tokens)) = self.requests.last_mut() {
-            if last.write == write && last.start + last.pages as u64 == page && last.pages < max_pages {
-                last.pages += 1;
-                tokens.push(token);
-                return;
-            }
+        if self.would_merge(page, write, max_pages) {
+            let (last, tokens) = self.requests.last_mut().expect("a request to merge into");
+            last.pages += 1;
+            tokens.push(token);
+            return;
         }
         self.requests.push((Request { start: page, pages: 1, write }, vec![token]));
+    }
+
+    /// Would `page` extend the last plugged request (`blk_attempt_plug_merge`)? Such a bio
+    /// needs no request of its own, so a full queue does not stop it.
+    pub fn would_merge(&self, page: u64, write: bool, max_pages: u32) -> bool {
+        self.requests.last().is_some_and(|(last, _)| last.write == write && last.start + last.pages as u64 == page && last.pages < max_pages)
     }
 
     pub fn is_empty(&self) -> bool {

@@ -35,6 +35,10 @@ pub(crate) struct IoState {
     pub writeback_waiters: Vec<u32>,
     /// Tasks in `congestion_wait` (engine/congestion.rs).
     pub congestion_waiters: Vec<u32>,
+    /// Reclaimers asleep for a free request on a full queue (`reclaim/writeback_stall.rs`).
+    pub request_waiters: Vec<(u32, DevRef)>,
+    /// Direct reclaimers in 6.x `reclaim_throttle(NOPROGRESS)`.
+    pub noprogress_waiters: Vec<u32>,
     /// Queues marked write-congested (`bdi_write_congested`), in the order they became so.
     pub congested: Vec<DevRef>,
     /// 2.6.32: every async request freed below the off threshold wakes `congestion_wait`
@@ -60,6 +64,8 @@ impl IoState {
             frame_waiters: HashMap::new(),
             writeback_waiters: Vec::new(),
             congestion_waiters: Vec::new(),
+            request_waiters: Vec::new(),
+            noprogress_waiters: Vec::new(),
             congested: Vec::new(),
             wake_on_freed_request: crate::config::era_2_6_32(&cfg.config.kernel.profile),
             nr_writeback: 0,
@@ -233,6 +239,8 @@ impl Sim {
         if req.dev == DevRef::File {
             self.wb_io_done(if req.write { req.frames.len() as u64 } else { 0 });
         }
+        // The request is free: a reclaimer asleep for one on this queue runs again.
+        self.wake_request_waiters(req.dev);
         if req.write {
             for &f in &req.frames {
                 self.end_writeback(f);

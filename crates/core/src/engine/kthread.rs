@@ -22,6 +22,9 @@ pub enum KthreadStep {
     Continue,
     /// Sleep until something wakes the task ([`Sim::wake`]).
     Sleep,
+    /// Wait, not on `kswapd_wait` (an allocation does not wake it), until the event it waits
+    /// for wakes it ([`Sim::wake`]).
+    Block,
     /// Sleep until woken or until the timer at this virtual time fires; the timer calls
     /// [`KernelThread::timer`].
     SleepUntil(u64),
@@ -72,6 +75,10 @@ impl Sim {
             KthreadStep::Continue => self.continue_on_cpu(tid, cpu),
             KthreadStep::Sleep => {
                 self.tasks[tid as usize].state = TState::Sleeping;
+                self.release_cpu(cpu, at);
+            }
+            KthreadStep::Block => {
+                self.tasks[tid as usize].state = TState::Blocked;
                 self.release_cpu(cpu, at);
             }
             KthreadStep::SleepUntil(until) => {

@@ -52,7 +52,7 @@ impl Sim {
                     self.tasks[tid as usize].no_progress = 0;
                     return Alloc::Frame(self.take_frame());
                 }
-                match self.after_reclaim(tid, got, loops) {
+                match self.after_reclaim(tid, got, loops, true) {
                     Some(a) => return a,
                     None => continue,
                 }
@@ -72,7 +72,7 @@ impl Sim {
                 self.tasks[tid as usize].no_progress = 0;
                 return Alloc::Frame(self.take_frame());
             }
-            let next = if self.profile == Profile::V2_6_28 { self.after_reclaim_2_6_28(tid, got) } else { self.after_reclaim(tid, got, loops) };
+            let next = if self.profile == Profile::V2_6_28 { self.after_reclaim_2_6_28(tid, got) } else { self.after_reclaim(tid, got, loops, false) };
             match next {
                 Some(a) => return a,
                 None => continue,
@@ -86,11 +86,8 @@ impl Sim {
     /// kill, then `out_of_memory` and restart. No retry counter existed yet.
     fn after_reclaim_2_6_28(&mut self, tid: u32, got: u64) -> Option<Alloc> {
         if got > 0 {
-            let t = &mut self.tasks[tid as usize];
-            t.dr_throttle_since = Some(t.clock);
             let timeout = self.jiffy_ns * (self.cfg.config.kernel.hz as u64 / 50).max(1);
-            self.congestion_wait(tid, timeout);
-            return Some(Alloc::Blocked);
+            return Some(self.alloc_retry_sleep(tid, timeout));
         }
         if self.nr_free() > self.mem.wm.high {
             return Some(Alloc::Frame(self.take_frame()));
@@ -102,19 +99,18 @@ impl Sim {
         None
     }
 
-    /// `should_reclaim_retry` and friends after a direct reclaim that did not free enough.
-    fn after_reclaim(&mut self, tid: u32, got: u64, loops: u32) -> Option<Alloc> {
-        if got == 0 && self.io.nr_writeback > 0 {
-            // Reclaim found pages only under writeback: sleep until writeback progresses
-            // (reclaim_throttle WRITEBACK, HZ/10), then retry the fault.
-            let t = &mut self.tasks[tid as usize];
-            t.dr_throttle_since = Some(t.clock);
-            let timeout = self.hz_div_10_ns();
-            self.throttle_on_writeback(tid, timeout);
-            return Some(Alloc::Blocked);
-        }
+    /// `should_reclaim_retry` and friends after a direct reclaim that did not free enough,
+    /// with each era's sleep before the retry (`reclaim/writeback_stall.rs`): 3.14's
+    /// `wait_iff_congested(preferred_zone, BLK_RW_ASYNC, HZ/50)` after progress, 4.x's
+    /// write-pending `congestion_wait(BLK_RW_ASYNC, HZ/10)` after none; 6.x does not sleep.
+    /// A memory cgroup's charge (`memcg`) retries without them.
+    fn after_reclaim(&mut self, tid: u32, got: u64, loops: u32, memcg: bool) -> Option<Alloc> {
         if got > 0 {
             self.tasks[tid as usize].no_progress = 0;
+            if !memcg && self.profile == Profile::V3_14 && self.wait_iff_congested_sleeps() {
+                let timeout = self.jiffy_ns * (self.cfg.config.kernel.hz as u64 / 50).max(1);
+                return Some(self.alloc_retry_sleep(tid, timeout));
+            }
             if loops > ALLOC_LOOPS_BEFORE_YIELD {
                 // Progress that others keep eating: yield a jiffy rather than spin.
                 let t = &mut self.tasks[tid as usize];
@@ -129,6 +125,12 @@ impl Sim {
         let t = &mut self.tasks[tid as usize];
         t.no_progress += 1;
         if t.no_progress <= MAX_RECLAIM_RETRIES && reclaimable > 0 {
+            // 4.7–5.15: "a lot of dirty + writeback pages": wait for an I/O to complete
+            // rather than retry at once (removed in 5.16, 132b0d21d21f).
+            if !memcg && self.profile == Profile::V4_14 && 2 * self.write_pending() > reclaimable {
+                let timeout = self.hz_div_10_ns();
+                return Some(self.alloc_retry_sleep(tid, timeout));
+            }
             return None;
         }
         t.no_progress = 0;
@@ -137,6 +139,14 @@ impl Sim {
             return Some(Alloc::Killed);
         }
         None
+    }
+
+    /// The allocator's `congestion_wait` / `wait_iff_congested` before it retries.
+    fn alloc_retry_sleep(&mut self, tid: u32, timeout: u64) -> Alloc {
+        let t = &mut self.tasks[tid as usize];
+        t.dr_throttle_since = Some(t.clock);
+        self.congestion_wait(tid, timeout);
+        Alloc::Blocked
     }
 
     /// Pages reclaim could still free: file LRU, plus anon LRU while swap has room (§3.3).
@@ -316,6 +326,8 @@ impl Sim {
         }
         self.io.writeback_waiters.retain(|&t| t != victim);
         self.io.congestion_waiters.retain(|&t| t != victim);
+        self.io.noprogress_waiters.retain(|&t| t != victim);
+        self.io.request_waiters.retain(|&(t, _)| t != victim);
         self.reclaim.isolation.waiters.retain(|&t| t != victim);
         for ws in self.io.frame_waiters.values_mut() {
             ws.retain(|&t| t != victim);
@@ -326,5 +338,66 @@ impl Sim {
         };
         self.finish_task(victim, cpu, true);
         Some(victim)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The allocator's sleep before it retries, per era (`reclaim/writeback_stall.rs`).
+    use super::super::{Ev, Sim, TState};
+    use super::Alloc;
+
+    /// A fresh machine with 64 anonymous pages on the LRU, so that reclaim could retry.
+    fn sim(profile: &str) -> Sim {
+        let mut s = super::super::test_machine(profile);
+        for _ in 0..64 {
+            let f = s.take_frame();
+            s.mem.frames[f as usize].flags |= crate::mm::PG_SWAPBACKED;
+            s.lru_add(f);
+        }
+        assert!(s.reclaimable_pages() > 0);
+        s
+    }
+
+    /// When the sleeping task's timer fires, relative to its clock; None if it does not sleep.
+    fn sleep_after(sim: &mut Sim, next: Option<Alloc>) -> Option<u64> {
+        if !matches!(next, Some(Alloc::Blocked)) {
+            return None;
+        }
+        assert_eq!(sim.tasks[0].state, TState::Blocked);
+        let clock = sim.tasks[0].clock;
+        while let Some((at, ev)) = sim.events.pop() {
+            if let Ev::Timer(0, _) = ev {
+                return Some(at - clock);
+            }
+        }
+        panic!("a blocked task without a timer");
+    }
+
+    #[test]
+    fn the_2_6_28_allocator_naps_hz_50_after_reclaim_progress() {
+        let mut s = sim("2.6.28");
+        let next = s.after_reclaim_2_6_28(0, 5);
+        let hz_50 = s.jiffy_ns * (s.cfg.config.kernel.hz as u64 / 50);
+        assert_eq!(sleep_after(&mut s, next), Some(hz_50));
+        assert!(s.io.congestion_waiters.contains(&0), "a congestion_wait, woken when a queue decongests");
+    }
+
+    #[test]
+    fn the_4_14_allocator_waits_hz_10_without_progress_only_when_writes_pend_for_half_of_what_is_reclaimable() {
+        let mut s = sim("4.14");
+        let next = s.after_reclaim(0, 0, 1, false);
+        assert_eq!(sleep_after(&mut s, next), None, "nothing pending: retry at once");
+        s.wb.nr_dirty = 2 * s.reclaimable_pages() + 1;
+        let next = s.after_reclaim(0, 0, 1, false);
+        assert_eq!(sleep_after(&mut s, next), Some(s.hz_div_10_ns()));
+    }
+
+    #[test]
+    fn the_6x_allocator_never_sleeps_on_pending_writes() {
+        let mut s = sim("6.x");
+        (s.wb.nr_dirty, s.io.nr_writeback) = (s.reclaimable_pages(), s.reclaimable_pages());
+        let next = s.after_reclaim(0, 0, 1, false);
+        assert_eq!(sleep_after(&mut s, next), None, "5.16 removed the write-pending congestion_wait");
     }
 }

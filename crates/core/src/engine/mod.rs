@@ -295,3 +295,12 @@ pub fn simulate(resolved: &Resolved, progress: &mut dyn FnMut(Progress) -> bool)
     sim.run(progress);
     sim.result()
 }
+
+/// A fresh machine of `profile` for unit tests of one kernel rule: 64 MiB, a disk to swap
+/// to, one task (task 0) that has not run yet.
+#[cfg(test)]
+pub(crate) fn test_machine(profile: &str) -> Sim {
+    const ONE_TASK: &str = "name = \"t\"\n[machine]\nram = \"64MiB\"\n[[swap]]\ndevice = \"hdd\"\nsize = \"64MiB\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
+    let r = crate::config::load(ONE_TASK, "t.toml", &[format!("kernel.profile=\"{profile}\"")]).expect("valid");
+    Sim::new(&r)
+}

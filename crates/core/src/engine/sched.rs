@@ -239,6 +239,7 @@ impl Sim {
         }
         self.io.writeback_waiters.retain(|&w| w != tid);
         self.io.congestion_waiters.retain(|&w| w != tid);
+        self.io.noprogress_waiters.retain(|&w| w != tid);
         self.reclaim.isolation.waiters.retain(|&w| w != tid);
         let now = self.now;
         self.wake(tid, now);

@@ -10,9 +10,10 @@
 //! reclaim meanwhile: this is how thousands of processes end up reclaiming at the same time
 //! (seed 001, "if 10000 thread call reclaim at that time, system reclaim 32*10000 pages").
 
+use super::writeback_stall::WritebackWait;
 use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::config::Profile;
-use crate::engine::Sim;
+use crate::engine::{DevRef, Sim};
 
 /// A 2.6.28 direct reclaim asleep in `congestion_wait`: where its priority loop resumes.
 #[derive(Clone, Debug)]
@@ -30,11 +31,20 @@ pub struct DirectReclaimCont {
     force_deactivate: bool,
 }
 
+/// Why a direct reclaim sleeps in the middle of a pass.
+enum MidPassStall {
+    /// For a free request on this device's full queue.
+    Request(DevRef),
+    /// 3.x / 4.x `shrink_inactive_list`'s writeback stall.
+    Writeback(WritebackWait),
+}
+
 /// What a direct-reclaim call did.
 pub(crate) enum DirectReclaim {
     /// The loop ended: pages reclaimed (2.6.28: its `did_some_progress`, see `direct_reclaim`).
     Done(u64),
-    /// The task sleeps (2.6.28's `congestion_wait` between passes, or in too_many_isolated);
+    /// The task sleeps (2.6.28's `congestion_wait` between passes, in too_many_isolated, for
+    /// a request, or in the era's writeback stall);
     /// its allocation is retried, and the loop resumed, when it wakes.
     Napping,
 }
@@ -71,8 +81,6 @@ impl Sim {
                     self.disable_swap_token();
                 }
                 sc.nr_scanned = 0;
-                sc.nr_taken = 0;
-                sc.nr_writeback = 0;
                 // Writes that completed while we scanned have rotated their pages to the tail.
                 self.complete_io_until(start + sc.cost.total());
                 all_unreclaimable = self.shrink_zones(&mut sc);
@@ -83,7 +91,31 @@ impl Sim {
                     self.isolated_sleep(tid, wait);
                     return DirectReclaim::Napping;
                 }
-                if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                if let Some(stall) = self.mid_pass_stall(&mut sc) {
+                    // Asleep for a request or in 3.x/4.x's shrink_inactive_list: this priority
+                    // goes on when it wakes.
+                    self.reclaim.current = None;
+                    self.park_direct_reclaim(tid, &sc, all_unreclaimable, None);
+                    match stall {
+                        MidPassStall::Request(dev) => self.wait_for_request(tid, dev),
+                        MidPassStall::Writeback(wait) => self.writeback_sleep(tid, wait),
+                    }
+                    return DirectReclaim::Napping;
+                }
+                if sc.queue_full.is_some() {
+                    break; // a caller that cannot sleep gives up here
+                }
+                self.consider_reclaim_throttle(&mut sc);
+                let done = sc.nr_reclaimed >= sc.nr_to_reclaim;
+                if let Some(wait) = sc.writeback_wait.take().filter(|_| may_nap) {
+                    // 6.x: throttled after the node pass; the loop goes on (or ends) when it wakes.
+                    sc.priority = if done { -1 } else { sc.priority - 1 };
+                    self.reclaim.current = None;
+                    self.park_direct_reclaim(tid, &sc, all_unreclaimable, None);
+                    self.writeback_sleep(tid, wait);
+                    return DirectReclaim::Napping;
+                }
+                if done {
                     break;
                 }
                 if self.profile == Profile::V2_6_28 {
@@ -98,9 +130,6 @@ impl Sim {
                         return DirectReclaim::Napping;
                     }
                     continue;
-                }
-                if self.direct_reclaim_should_stop(&sc) {
-                    break;
                 }
                 sc.priority -= 1;
             }
@@ -161,12 +190,20 @@ impl Sim {
         t.dr_cont = Some(DirectReclaimCont { memcg: sc.memcg, priority: sc.priority, nr_reclaimed: sc.nr_reclaimed, all_unreclaimable, isolated_recheck, force_deactivate: sc.force_deactivate });
     }
 
-    /// What the era does after a pass that did not reach the goal: true to give up this call.
-    fn direct_reclaim_should_stop(&mut self, sc: &ScanControl) -> bool {
-        // Everything this pass took is under writeback (or its queue is congested): the
-        // kernel sleeps here (wait_iff_congested / reclaim_throttle, HZ/10) instead of scanning
-        // ever larger fractions; the caller throttles us until writes complete.
-        sc.writeback_stall || (sc.nr_reclaimed == 0 && sc.nr_taken > 0 && (sc.nr_writeback + sc.nr_congested) * 2 >= sc.nr_taken)
+    /// A pass that ended in a sleep inside `shrink_inactive_list` the caller can take (not a
+    /// readahead page's allocation): for a free request, or 3.x/4.x's writeback stall.
+    fn mid_pass_stall(&mut self, sc: &mut ScanControl) -> Option<MidPassStall> {
+        if !sc.may_sleep {
+            sc.writeback_wait = None;
+            return None;
+        }
+        if let Some(dev) = sc.queue_full {
+            sc.writeback_wait = None;
+            return Some(MidPassStall::Request(dev));
+        }
+        let wait = sc.writeback_wait.filter(|w| w.mid_pass())?;
+        sc.writeback_wait = None;
+        Some(MidPassStall::Writeback(wait))
     }
 
     /// Charge a direct-reclaim call to its task: CPU time, the stall (including naps and a

@@ -19,6 +19,7 @@
 //!   there is no `reclaim_throttle`, and no nap before sleeping (kswapd sleeps on
 //!   `kswapd_wait` as soon as every zone is above high).
 
+use super::writeback_stall::WritebackWait;
 use super::{ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::config::Profile;
 use crate::engine::{KernelThread, KthreadStep, Sim, TState};
@@ -35,8 +36,13 @@ pub struct KswapdState {
     pub throttled: bool,
     /// In the HZ/10 nap of `kswapd_try_to_sleep` (2.6.35+), on `kswapd_wait`.
     pub napping: bool,
-    /// In 2.6.28's `congestion_wait(WRITE, HZ/10)` inside balance_pgdat.
+    /// In `congestion_wait`: 2.6.28's `congestion_wait(WRITE, HZ/10)` inside balance_pgdat,
+    /// 3.x/4.x's in shrink_inactive_list.
     pub congestion_wait: bool,
+    /// Sleeps in the era's writeback stall (`writeback_stall.rs`).
+    pub writeback_sleeps: u64,
+    /// Asleep for a free request on this device's full queue.
+    pub(crate) request_wait: Option<crate::engine::DevRef>,
     /// Pages scanned in this 2.6.28 balance_pgdat run (`total_scanned`).
     pub total_scanned: u64,
 }
@@ -102,7 +108,7 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
     if sim.pgdat_balanced() || sim.reclaim.kswapd_failures >= MAX_RECLAIM_RETRIES {
         // prepare_kswapd_sleep: nap HZ/10 on kswapd_wait, re-check, then sleep until woken
         // (clear_pgdat_congested clears PGDAT_DIRTY).
-        sim.reclaim.pgdat_dirty = false;
+        sim.clear_pgdat_congested();
         sim.reclaim_cycle_end();
         let at = sim.tasks[tid as usize].clock;
         let nap = sim.hz_div_10_ns();
@@ -128,7 +134,8 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
     let ks = &mut sim.reclaim.kswapd;
     ks.reclaimed += got;
     let scanned_enough = sc.nr_scanned.max(sc.nr_reclaimed) >= sc.nr_to_reclaim;
-    if (!scanned_enough || got == 0) && !sc.writeback_stall {
+    let stalled = sc.pass_stalled();
+    if (!scanned_enough || got == 0) && !stalled {
         ks.priority -= 1;
     }
     // A step always takes some time, so that kswapd cannot loop at one instant.
@@ -141,14 +148,30 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
         }
         sim.reclaim.kswapd.active = false;
     }
-    if (sc.writeback_stall || got == 0) && (sc.nr_immediate > 0 || sc.nr_congested > 0 || sim.io.nr_writeback > 0) && !sim.pgdat_balanced() {
-        // reclaim_throttle(WRITEBACK): wait for writeback completions (HZ/10 at most).
-        sim.note_writeback_throttle();
-        sim.reclaim.kswapd.throttled = true;
-        let timeout = sim.hz_div_10_ns();
-        return KthreadStep::SleepUntil(sim.tasks[tid as usize].clock + timeout);
+    kswapd_stall(sim, tid, &sc)
+}
+
+/// kswapd's sleep at the end of a step, if the pass ended in one (`writeback_stall.rs`): for
+/// a free request on a full queue (3.x+, until one of that device's requests completes), 3.x/4.x's
+/// `congestion_wait(BLK_RW_ASYNC, HZ/10)` on `nr_immediate`, 6.x's
+/// `reclaim_throttle(WRITEBACK)`; the pass goes on at the same priority after the first two.
+fn kswapd_stall(sim: &mut Sim, tid: u32, sc: &ScanControl) -> KthreadStep {
+    if let Some(dev) = sc.queue_full {
+        sim.reclaim.kswapd.request_wait = Some(dev);
+        return KthreadStep::Block;
     }
-    KthreadStep::Continue
+    let Some(wait) = sc.writeback_wait else { return KthreadStep::Continue };
+    sim.reclaim.kswapd.writeback_sleeps += 1;
+    let timeout = sim.hz_div_10_ns();
+    match wait {
+        WritebackWait::ThrottleWriteback => {
+            sim.note_writeback_throttle();
+            sim.reclaim.kswapd.throttled = true;
+        }
+        WritebackWait::CongestionWait => sim.reclaim.kswapd.congestion_wait = true,
+        _ => unreachable!("kswapd is exempt from wait_iff_congested and the CONGESTED/NOPROGRESS throttles"),
+    }
+    KthreadStep::SleepUntil(sim.tasks[tid as usize].clock + timeout)
 }
 
 /// One zone pass of 2.6.28's `balance_pgdat` (see the module doc).
@@ -219,6 +242,16 @@ impl Sim {
     /// A congested queue cleared: a kswapd in 2.6.28's congestion_wait runs again.
     pub(crate) fn kswapd_congestion_cleared(&mut self) {
         if std::mem::take(&mut self.reclaim.kswapd.congestion_wait) {
+            let k = self.kswapd;
+            let now = self.now;
+            self.wake(k, now);
+        }
+    }
+
+    /// A request on `dev` completed: a kswapd asleep for one of its requests runs again.
+    pub(crate) fn kswapd_request_freed(&mut self, dev: crate::engine::DevRef) {
+        if self.reclaim.kswapd.request_wait == Some(dev) {
+            self.reclaim.kswapd.request_wait = None;
             let k = self.kswapd;
             let now = self.now;
             self.wake(k, now);

@@ -22,6 +22,7 @@ pub mod kswapd;
 pub mod mglru;
 mod pageout;
 pub mod policy;
+pub mod writeback_stall;
 
 pub use bailout::Bailout;
 pub use direct::DirectReclaimCont;
@@ -29,7 +30,7 @@ pub(crate) use direct::DirectReclaim;
 pub use policy::{LruGenRmap, LruPolicy, RefaultCtx};
 
 use crate::config::Resolved;
-use crate::engine::Sim;
+use crate::engine::{DevRef, Sim};
 use crate::stats::{CpuCost, VmStat};
 
 /// `SWAP_CLUSTER_MAX`: reclaim's batch, and direct reclaim's goal (§3.5).
@@ -56,6 +57,16 @@ pub struct ReclaimState {
     /// dirty file folios, so it may write file folios itself; cleared when the node is
     /// balanced.
     pub pgdat_dirty: bool,
+    /// PGDAT_WRITEBACK (ZONE_WRITEBACK before 4.8, 3.11+): a batch was all under writeback;
+    /// kswapd then counts the marked folios it meets again as `nr_immediate`.
+    pub pgdat_writeback: bool,
+    /// PGDAT_CONGESTED (ZONE_CONGESTED before 4.8; LRUVEC_NODE_CONGESTED in 6.x): every
+    /// dirty page-cache folio a pass met was congested; direct reclaimers then sleep
+    /// (`wait_iff_congested`, `reclaim_throttle(CONGESTED)`). `writeback_stall.rs`.
+    pub pgdat_congested: bool,
+    /// Direct reclaimers' sleeps in each era's writeback stall, by `WritebackWait` (kswapd's
+    /// are `kswapd.writeback_sleeps`).
+    pub writeback_sleeps: [u64; writeback_stall::WAIT_KINDS],
     /// The task a direct reclaim runs for (the kernel's `current` in reclaim); None for
     /// kswapd and other kernel threads.
     pub current: Option<u32>,
@@ -65,7 +76,7 @@ pub struct ReclaimState {
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, all_unreclaimable: false, current: None, isolation: Default::default() }
+        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), all_unreclaimable: false, current: None, isolation: Default::default() }
     }
 
     /// The policy, outside its own reclaim passes.
@@ -98,21 +109,30 @@ pub struct ScanControl {
     pub cpu: usize,
     pub nr_scanned: u64,
     pub nr_reclaimed: u64,
-    /// Folios met under writeback that were already marked for immediate reclaim.
+    /// The kernel's `sc->nr` / `struct reclaim_stat` counts of this node pass (the era's
+    /// writeback stalls read them, `writeback_stall.rs`). Folios met under writeback that
+    /// kswapd had already marked for immediate reclaim while the node is flagged
+    /// PGDAT_WRITEBACK (`nr_immediate`).
     pub nr_immediate: u64,
-    /// Dirty folios kept because the device's request queue was full.
+    /// Page-cache folios counted congested, the era's way (`writeback_stall.rs`).
     pub nr_congested: u64,
-    /// Folios isolated, and of those, met under writeback or sent to writeback in this pass
-    /// (the `nr_writeback == nr_taken` test of shrink_inactive_list).
+    /// Folios isolated, and of those, met under writeback (the `nr_writeback == nr_taken`
+    /// test that flags PGDAT_WRITEBACK).
     pub nr_taken: u64,
     pub nr_writeback: u64,
-    /// Page-cache folios isolated, and of those the dirty ones not under writeback
-    /// (`nr.file_taken`, `nr.unqueued_dirty`: kswapd's PGDAT_DIRTY test).
+    /// Page-cache folios isolated, of those the dirty or under writeback ones (`nr_dirty`), and
+    /// the dirty ones not under writeback (`nr.file_taken`, `nr.unqueued_dirty`: kswapd's
+    /// PGDAT_DIRTY test).
     pub nr_file_taken: u64,
+    pub nr_dirty: u64,
     pub nr_unqueued_dirty: u64,
-    /// This pass stopped early because what it took was all under writeback: the reclaimer
-    /// sleeps until writes complete and then continues at the same priority.
-    pub writeback_stall: bool,
+    /// This pass met a full request queue on this device: the submitter sleeps for a free
+    /// request (`get_request` / `blk_mq_get_tag`), and the rest of its batch waits with it.
+    /// The reclaimer resumes at the same priority when a write on that device completes.
+    pub(crate) queue_full: Option<DevRef>,
+    /// The era's writeback stall this pass ends in (`writeback_stall.rs`): the reclaimer
+    /// sleeps it, then goes on.
+    pub writeback_wait: Option<writeback_stall::WritebackWait>,
     /// The reclaimer can sleep (not a readahead page's allocation, which is dropped rather
     /// than waited for).
     pub may_sleep: bool,
@@ -187,8 +207,10 @@ impl ScanControl {
             nr_taken: 0,
             nr_writeback: 0,
             nr_file_taken: 0,
+            nr_dirty: 0,
             nr_unqueued_dirty: 0,
-            writeback_stall: false,
+            queue_full: None,
+            writeback_wait: None,
             may_sleep: true,
             isolated_stall: None,
             isolated_recheck: None,
@@ -201,6 +223,23 @@ impl ScanControl {
             start_clock: 0,
             oom: false,
         }
+    }
+
+    /// The reclaimer sleeps inside this pass (too_many_isolated, a full request queue, or a
+    /// 3.x/4.x writeback stall in `shrink_inactive_list`): the pass scans no more.
+    pub fn pass_stalled(&self) -> bool {
+        self.isolated_stall.is_some() || self.queue_full.is_some() || self.writeback_wait.is_some_and(|w| w.mid_pass())
+    }
+
+    /// `memset(&sc->nr, 0, ..)` at the start of `shrink_node`: the counts are the pass's.
+    fn reset_node_counts(&mut self) {
+        self.nr_immediate = 0;
+        self.nr_congested = 0;
+        self.nr_taken = 0;
+        self.nr_writeback = 0;
+        self.nr_file_taken = 0;
+        self.nr_dirty = 0;
+        self.nr_unqueued_dirty = 0;
     }
 
     /// Time since the reclaim pass began: its CPU (sleeps happen between passes, outside it).
@@ -226,12 +265,12 @@ impl Sim {
     /// `shrink_node`: one pass of the policy over the node; progress resets kswapd's failures.
     pub(crate) fn shrink_node(&mut self, sc: &mut ScanControl) {
         let before = sc.nr_reclaimed;
-        let (file_before, dirty_before) = (sc.nr_file_taken, sc.nr_unqueued_dirty);
+        sc.reset_node_counts();
         self.with_policy(|p, sim| p.shrink_node(sim, sc));
         // shrink_slab after the LRUs (shrink_node_memcgs, lru_gen's shrink_one): the one
         // shrinker the model has is zswap's. A pass asleep in too_many_isolated gets there when
         // the reclaimer resumes it.
-        if sc.isolated_stall.is_none() {
+        if !sc.pass_stalled() {
             self.zswap_shrink_slab(sc);
         }
         if sc.nr_reclaimed > before {
@@ -239,9 +278,18 @@ impl Sim {
         }
         // 3.11+: kswapd may write file pages once every file folio it took was dirty and
         // not queued (like the kernel, a pass that took no file folio sets it too).
-        if sc.kswapd && self.profile > crate::config::Profile::V2_6_28 && sc.nr_unqueued_dirty - dirty_before == sc.nr_file_taken - file_before {
+        if sc.kswapd && self.profile > crate::config::Profile::V2_6_28 && sc.nr_unqueued_dirty == sc.nr_file_taken {
             self.reclaim.pgdat_dirty = true;
         }
+        if !sc.pass_stalled() {
+            self.node_writeback_throttle(sc);
+        }
+    }
+
+    /// `clear_pgdat_congested`: the node is balanced again; its reclaim flags go.
+    pub(crate) fn clear_pgdat_congested(&mut self) {
+        let r = &mut self.reclaim;
+        (r.pgdat_dirty, r.pgdat_writeback, r.pgdat_congested) = (false, false, false);
     }
 
     /// The end of a reclaim cycle (`snapshot_refaults`).

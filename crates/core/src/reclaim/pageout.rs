@@ -6,6 +6,7 @@
 //! LRU's `shrink_inactive_list` and MGLRU's `evict_folios` both end here; each puts back what
 //! is returned to keep or activate.
 
+use super::writeback_stall::BatchStat;
 use super::{LruGenRmap, LruPolicy, ScanControl};
 use crate::config::Profile;
 use crate::device::Plug;
@@ -20,6 +21,9 @@ enum Verdict {
     Keep,
     Reclaim,
     ReclaimClean,
+    /// The submitter is asleep for a request on a full queue (`sc.queue_full`): the folio
+    /// waits with it, its page-out still to start.
+    Deferred,
 }
 
 /// What `folio_referenced` found: young PTEs (cleared), mappings walked, and whether a VMA
@@ -40,6 +44,12 @@ pub struct FolioListResult {
     /// To put back on the inactive list (`keep_locked`), and to activate (`activate_locked`).
     pub keep: Vec<u32>,
     pub activate: Vec<u32>,
+    /// Not yet paged out because the submitter sleeps for a request (`Verdict::Deferred`):
+    /// back where they were taken, to be taken first when the reclaimer resumes its pass, as
+    /// the kernel's would go on with its batch.
+    pub deferred: Vec<u32>,
+    /// The batch's counts for the era's writeback stall (`writeback_stall.rs`).
+    pub stat: BatchStat,
 }
 
 /// One batch in progress: its write plugs (swap devices through the swap I/O layer, and the
@@ -59,7 +69,8 @@ impl Sim {
         let mut out = FolioListResult::default();
         let cost = CpuCost::of(Cat::LruOps, folios.len() as u64 * self.costs.scan_page_ns);
         let mut batch = Batch { swap: SwapPlugs::new(self.swap.areas.len()), file: Plug::default(), cost, pageout: 0 };
-        let unqueued_dirty = self.count_dirty_file(&folios, sc);
+        let before = (sc.nr_dirty, sc.nr_congested, sc.nr_writeback, sc.nr_immediate);
+        let unqueued_dirty = self.count_dirty_writeback(&folios, sc);
         let mut i = 0;
         while i < folios.len() {
             // A large folio's pages were isolated together and are judged together.
@@ -73,11 +84,13 @@ impl Sim {
             match verdict {
                 Verdict::Activate => out.activate.extend_from_slice(pages),
                 Verdict::Keep => out.keep.extend_from_slice(pages),
+                Verdict::Deferred => out.deferred.extend_from_slice(pages),
                 Verdict::Reclaim | Verdict::ReclaimClean => out.reclaimed += pages.len() as u64,
             }
             i = end;
         }
         out.pageout = batch.pageout;
+        out.stat = BatchStat { taken: folios.len() as u64, dirty: sc.nr_dirty - before.0, unqueued_dirty, congested: sc.nr_congested - before.1, writeback: sc.nr_writeback - before.2, immediate: sc.nr_immediate - before.3 };
         for &f in &out.activate {
             // activate_locked: give swap back when swap is tight (§2.5).
             if self.mem.frames[f as usize].has(PG_SWAPCACHE) && self.vm_swap_full() {
@@ -91,21 +104,6 @@ impl Sim {
             self.wakeup_flusher_threads();
         }
         out
-    }
-
-    /// `folio_check_dirty_writeback` over a batch: count the page-cache folios taken and the
-    /// dirty ones not under writeback into `sc`; returns the latter.
-    fn count_dirty_file(&self, folios: &[u32], sc: &mut ScanControl) -> u64 {
-        let mut unqueued = 0;
-        for &f in folios {
-            let fr = &self.mem.frames[f as usize];
-            if fr.owner_kind() == Owner::File && !fr.has(PG_SWAPBACKED) {
-                sc.nr_file_taken += 1;
-                unqueued += (fr.has(PG_DIRTY) && !fr.has(PG_WRITEBACK)) as u64;
-            }
-        }
-        sc.nr_unqueued_dirty += unqueued;
-        unqueued
     }
 
     /// May this reclaimer write a dirty page-cache folio itself? Before 3.2 every reclaimer
@@ -124,19 +122,14 @@ impl Sim {
     /// the unmap, the page-out and the removal from its cache. `Reclaim` means freed.
     fn shrink_one_folio(&mut self, policy: &mut dyn LruPolicy, f: u32, sc: &mut ScanControl, batch: &mut Batch) -> Verdict {
         let fr = self.mem.frames[f as usize];
-        if sc.writeback_stall || fr.has(PG_LOCKED) {
+        if sc.queue_full.is_some() {
+            return Verdict::Deferred;
+        }
+        if fr.has(PG_LOCKED) {
             return Verdict::Keep;
         }
         if fr.has(PG_WRITEBACK) {
-            // §3.10 step 3: (a) kswapd meeting a folio already marked: nr_immediate;
-            // (b) otherwise mark it for immediate reclaim. Both activate; writeback
-            // completion rotates it to the inactive tail.
-            if fr.has(PG_RECLAIM) {
-                sc.nr_immediate += 1;
-            }
-            sc.nr_writeback += 1;
-            self.mem.frames[f as usize].flags |= PG_RECLAIM;
-            return Verdict::Activate;
+            return self.folio_under_writeback(f, sc);
         }
         let verdict = match policy.lru_gen_rmap() {
             Some(gen) => {
@@ -180,6 +173,7 @@ impl Sim {
             }
             match self.pageout(f, swap_backed, sc, batch) {
                 Some(WriteOutcome::Done { .. }) => {}
+                None if sc.queue_full.is_some() => return Verdict::Deferred,
                 _ => return Verdict::Keep,
             }
         }
@@ -193,13 +187,36 @@ impl Sim {
         Verdict::Reclaim
     }
 
+    /// A folio met under writeback (§3.10 step 3), per era. 2.6.28 keeps it on the inactive
+    /// list and waits for nothing (its synchronous wait is lumpy reclaim's, order > 3).
+    /// 3.11+: (a) kswapd meeting a folio it marked before while the node is flagged
+    /// PGDAT_WRITEBACK counts `nr_immediate`; (b) otherwise the folio is marked for immediate
+    /// reclaim (PG_reclaim: its writeback completion rotates it to the inactive tail) and
+    /// counts `nr_writeback`. Kept on the inactive list until 4.11, activated since 4.12
+    /// (c55e8d035b28, "move dirty pages out of the way until they're flushed").
+    fn folio_under_writeback(&mut self, f: u32, sc: &mut ScanControl) -> Verdict {
+        if self.profile == Profile::V2_6_28 {
+            return Verdict::Keep;
+        }
+        if sc.kswapd && self.mem.frames[f as usize].has(PG_RECLAIM) && self.reclaim.pgdat_writeback {
+            sc.nr_immediate += 1;
+        } else {
+            sc.nr_writeback += 1;
+            self.mem.frames[f as usize].flags |= PG_RECLAIM;
+        }
+        if self.profile >= Profile::V4_14 { Verdict::Activate } else { Verdict::Keep }
+    }
+
     /// `shrink_folio_list` for one large page-cache folio (`pagecache/folio.rs`): one verdict
     /// from the folio's references, then all its pages unmapped and freed. Large folios are
     /// clean (dirtying one splits it); a dirty PTE found while unmapping splits it too, and
     /// the pages go back to the list as base pages for the next pass.
     fn shrink_large_folio(&mut self, policy: &mut dyn LruPolicy, pages: &[u32], sc: &mut ScanControl, batch: &mut Batch) -> Verdict {
         let head = pages[0];
-        if sc.writeback_stall || pages.iter().any(|&p| self.mem.frames[p as usize].has(PG_LOCKED | PG_WRITEBACK | PG_DIRTY)) {
+        if sc.queue_full.is_some() {
+            return Verdict::Deferred;
+        }
+        if pages.iter().any(|&p| self.mem.frames[p as usize].has(PG_LOCKED | PG_WRITEBACK | PG_DIRTY)) {
             return Verdict::Keep;
         }
         let (verdict, walks) = self.check_references(head);
@@ -234,9 +251,9 @@ impl Sim {
     }
 
     /// `pageout`: start writing a dirty folio. `None` when the device's request queue is full
-    /// (the submitter would sleep for a request: the model ends the pass and the reclaimer
-    /// sleeps until writes complete; 2.6.28's `may_write_to_queue()` kept the page and
-    /// scanning went on). A synchronous write (or a fronting store) is `Done` and the folio is
+    /// (3.x+: the submitter sleeps for a free request: the model ends the pass, `sc.queue_full`,
+    /// and the reclaimer sleeps until a write on that device completes; 2.6.28's
+    /// `may_write_to_queue()` kept the page and scanning went on). A synchronous write (or a fronting store) is `Done` and the folio is
     /// freed at once; an asynchronous one is `Queued` and the folio is kept until its writeback
     /// ends and rotates it.
     fn pageout(&mut self, f: u32, swap_backed: bool, sc: &mut ScanControl, batch: &mut Batch) -> Option<WriteOutcome> {
@@ -248,13 +265,18 @@ impl Sim {
             // submitter would wait for a free request instead).
             !sc.kswapd && !swap_backed && self.bdi_write_congested(dev)
         } else if swap_backed {
-            self.swap_queue_congested(self.mem.frames[f as usize].swap_dev(), &batch.swap)
+            let fr = &self.mem.frames[f as usize];
+            self.swap_queue_congested(fr.swap_dev(), fr.slot, &batch.swap)
         } else {
-            self.io.file_dev.in_flight() + batch.file.requests.len() as u64 >= self.io.file_dev.params.nr_requests as u64
+            let d = &self.io.file_dev;
+            let fr = &self.mem.frames[f as usize];
+            let page = self.mem.objects[fr.owner as usize].file_base + fr.index as u64;
+            d.in_flight() + batch.file.requests.len() as u64 >= d.params.nr_requests as u64 && !batch.file.would_merge(page, true, d.params.max_request_pages)
         };
         if congested {
-            sc.nr_congested += 1;
-            sc.writeback_stall = self.profile > Profile::V2_6_28;
+            if self.profile > Profile::V2_6_28 {
+                sc.queue_full = Some(dev);
+            }
             return None;
         }
         batch.pageout += 1;
@@ -263,11 +285,7 @@ impl Sim {
             self.mem.frames[f as usize].flags &= !PG_DIRTY;
             let out = self.swap_writepage(f, &mut batch.swap);
             match out {
-                WriteOutcome::Done { cpu } | WriteOutcome::Failed { cpu } => batch.cost.add(&cpu),
-                WriteOutcome::Queued { cpu } => {
-                    batch.cost.add(&cpu);
-                    sc.nr_writeback += 1;
-                }
+                WriteOutcome::Done { cpu } | WriteOutcome::Failed { cpu } | WriteOutcome::Queued { cpu } => batch.cost.add(&cpu),
             }
             return Some(out);
         }

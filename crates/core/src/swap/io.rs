@@ -69,11 +69,12 @@ impl SwapPlugs {
 }
 
 impl Sim {
-    /// Is the request queue of area `dev` full, counting what this batch has plugged? A
-    /// synchronous device has no queue.
-    pub(crate) fn swap_queue_congested(&self, dev: usize, plugs: &SwapPlugs) -> bool {
+    /// Would writing `slot` of area `dev` need a request from a full queue, counting what this
+    /// batch has plugged? A write that merges into the plug needs none; a synchronous device
+    /// has no queue.
+    pub(crate) fn swap_queue_congested(&self, dev: usize, slot: u32, plugs: &SwapPlugs) -> bool {
         let d = &self.swap.areas[dev].device;
-        !d.params.synchronous && d.in_flight() + plugs.queued(dev) >= d.params.nr_requests as u64
+        !d.params.synchronous && d.in_flight() + plugs.queued(dev) >= d.params.nr_requests as u64 && !plugs.plugs[dev].would_merge(slot as u64, true, d.params.max_request_pages)
     }
 
     fn store_ctx(&self) -> StoreCtx {

@@ -11,12 +11,6 @@ use crate::stats::CpuCategory;
 use crate::reclaim::isolation::IsolatedWait;
 use crate::reclaim::{Bailout, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
-/// The model's stand-in for the kernel sleeping inside `shrink_lruvec` when what it isolated is
-/// all under writeback (reclaim_throttle / wait_iff_congested): after at least this many
-/// folios were taken in a pass, half or more of them under writeback or congested, and none
-/// reclaimed, the pass ends and the reclaimer sleeps (§3.13).
-const WRITEBACK_STALL_MIN_TAKEN: u64 = 4 * SWAP_CLUSTER_MAX;
-
 const IA: usize = LruList::InactiveAnon as usize;
 const AA: usize = LruList::ActiveAnon as usize;
 const IF: usize = LruList::InactiveFile as usize;
@@ -166,20 +160,16 @@ impl ClassicLru {
         while nr[IA] > 0 || nr[AF] > 0 || nr[IF] > 0 {
             for l in LruList::ALL {
                 let li = l as usize;
-                if nr[li] > 0 && !sc.writeback_stall && sc.isolated_stall.is_none() {
+                if nr[li] > 0 && !sc.pass_stalled() {
                     let k = nr[li].min(SWAP_CLUSTER_MAX);
                     nr[li] -= k;
                     reclaimed += self.shrink_list(sim, l, k, sc);
                 }
             }
-            if sc.writeback_stall || sc.isolated_stall.is_some() {
-                break;
-            }
-            // reclaim_throttle(WRITEBACK) / wait_iff_congested: when the folios taken so far
-            // are all under writeback, the kernel sleeps inside this loop until writes
-            // complete; the model ends the pass here and the caller sleeps (§3.13).
-            if self.profile > Profile::V2_6_28 && reclaimed == 0 && sc.nr_taken >= WRITEBACK_STALL_MIN_TAKEN && (sc.nr_writeback + sc.nr_congested) * 2 >= sc.nr_taken {
-                sc.writeback_stall = true;
+            if sc.pass_stalled() {
+                // The reclaimer sleeps inside shrink_inactive_list (too_many_isolated, a full
+                // request queue, 3.x/4.x's writeback stall): the pass ends here, and the
+                // caller resumes it at this priority when it wakes.
                 break;
             }
             match self.bailout {
@@ -209,7 +199,7 @@ impl ClassicLru {
             }
         }
         sc.nr_reclaimed += reclaimed;
-        if sc.isolated_stall.is_none() && sim.swap.free_pages() > 0 && self.inactive_is_low(true) {
+        if !sc.pass_stalled() && sim.swap.free_pages() > 0 && self.inactive_is_low(true) {
             self.shrink_active_list(sim, SWAP_CLUSTER_MAX, LruList::ActiveAnon, sc);
         }
     }
@@ -329,18 +319,26 @@ impl ClassicLru {
         if taken == 0 {
             return 0;
         }
-        let queue_full_before = sc.writeback_stall;
-        sc.nr_taken += taken;
-        sc.nr_scanned += taken;
+        let queue_full_before = sc.queue_full.is_some();
         if self.profile == Profile::V2_6_28 && !sc.memcg {
+            // Before the batch's frees, which reset it (free_pages_bulk).
             sim.reclaim.pages_scanned += taken;
         }
-        self.recent_scanned[!anon as usize] += taken;
-        sc.count_scan(&mut sim.stats.vm, anon, taken);
         let res = sim.shrink_folio_list(self, isolated, sc);
+        // What waited with a submitter asleep for a request goes back to the tail, taken
+        // again first when the pass resumes: scanned once, when it is judged.
+        let deferred = res.deferred.len() as u64;
+        for &f in res.deferred.iter().rev() {
+            self.lists.add_tail(&mut sim.mem.frames, f, l);
+        }
+        let scanned = taken - deferred;
+        sc.nr_taken += scanned;
+        sc.nr_scanned += scanned;
+        self.recent_scanned[!anon as usize] += scanned;
+        sc.count_scan(&mut sim.stats.vm, anon, scanned);
         // Isolated from here until shrink_folio_list is done with them (its pageout
         // submissions included); the kept ones go back to the inactive list.
-        sim.hold_isolated_batch(anon, taken, res.keep.len() as u64, isolated_from, sc, sc.writeback_stall && !queue_full_before);
+        sim.hold_isolated_batch(anon, taken, res.keep.len() as u64 + deferred, isolated_from, sc, sc.queue_full.is_some() && !queue_full_before);
         for &f in &res.keep {
             self.lists.add_head(&mut sim.mem.frames, f, LruList::of(anon, false));
         }
@@ -353,9 +351,12 @@ impl ClassicLru {
         self.age_nonresident(activated);
         sc.count_steal(&mut sim.stats.vm, anon, res.reclaimed);
         if self.profile >= Profile::V6 {
-            self.lru_note_cost(anon, res.pageout, taken - res.reclaimed);
+            self.lru_note_cost(anon, res.pageout, scanned - res.reclaimed);
         } else {
             self.recent_rotated[!anon as usize] += activated;
+        }
+        if sc.queue_full.is_none() {
+            sim.batch_writeback_stall(&res.stat, sc);
         }
         res.reclaimed
     }

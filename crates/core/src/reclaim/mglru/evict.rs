@@ -51,7 +51,7 @@ impl MgLru {
             }
             scanned += delta;
             // should_abort_scan (root reclaim): the goal is met.
-            if scanned >= n as u64 || sc.nr_reclaimed >= sc.nr_to_reclaim || sc.writeback_stall {
+            if scanned >= n as u64 || sc.nr_reclaimed >= sc.nr_to_reclaim || sc.queue_full.is_some() {
                 break;
             }
         }
@@ -158,10 +158,14 @@ impl MgLru {
         let res = sim.shrink_folio_list(self, list, sc);
         let mut reclaimed = res.reclaimed;
         sim.stats.vm.pgactivate += res.activate.len() as u64;
+        // What waits with a submitter asleep for a request: back to the oldest generation's
+        // tail, taken first when the reclaimer resumes.
+        for &f in &res.deferred {
+            self.add_folio(&mut sim.mem.frames, f, true, false);
+        }
         let retry = self.put_back(sim, &res.keep, &res.activate, true);
-        if sc.writeback_stall {
-            // The model's stall ended the batch before these were looked at: back to the
-            // oldest generation's tail, not activated by a retry that would not run either.
+        if sc.queue_full.is_some() {
+            // The batch ended asleep: not activated by a retry that would not run either.
             for f in retry {
                 self.add_folio(&mut sim.mem.frames, f, true, false);
             }
