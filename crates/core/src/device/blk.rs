@@ -10,8 +10,8 @@
 //!    `__make_request`) adds it to the task's plug, trying to merge it into a plugged
 //!    request first (the back-merge `device::Plug` models);
 //! 3. **request allocation and tag** (`request_alloc_ns`): `blk_mq_get_new_requests` (2.6.32:
-//!    `get_request`) — the CPU of taking a request and its tag; waiting for a tag when
-//!    `nr_requests` are out is a sleep, modelled by the queue's congestion, not here;
+//!    `get_request`) — the CPU of taking a request and its tag; waiting for one when the
+//!    pool of `nr_requests` is empty is a sleep (engine/congestion.rs), not charged here;
 //! 4. **dispatch** (`dispatch_ns`): the plug flush inserts the request into the I/O
 //!    scheduler, which hands it to the driver (`queue_rq`: building the command, ringing the
 //!    doorbell; virtio's notify is a VM exit);

@@ -54,6 +54,9 @@ pub struct Device {
     cfq: Cfq,
     /// Writes started and not yet finished (reads starting now pay `read_access_writing`).
     writes_in_service: u32,
+    /// Requests holding a slot (queued or in service), reads at 0 and writes at 1: the legacy
+    /// block layer's `request_list.count[]` pools (engine/congestion.rs).
+    allocated: [u64; 2],
     /// The page after the last read started (a read starting here is sequential).
     next_read: u64,
     /// The device's random stream: access times drawn from its measured tables.
@@ -97,6 +100,7 @@ impl Device {
             deadline: Deadline::default(),
             cfq: Cfq::default(),
             writes_in_service: 0,
+            allocated: [0; 2],
             next_read: u64::MAX,
             rng,
             requests: 0,
@@ -230,6 +234,7 @@ impl Device {
     /// queues; None: no process, or a write).
     pub fn submit_for(&mut self, now: u64, req: Request, token: u32, owner: Option<u32>) -> Submitted {
         if self.busy_channels < self.params.parallelism && self.queued() == 0 {
+            self.allocated[req.write as usize] += 1;
             return Submitted::Started(self.start(now, req));
         }
         let q = Queued { token, req, at: now };
@@ -242,7 +247,10 @@ impl Device {
             }
         };
         match inserted {
-            Insert::Queued => Submitted::Queued,
+            Insert::Queued => {
+                self.allocated[req.write as usize] += 1;
+                Submitted::Queued
+            }
             Insert::Merged(into) => Submitted::Merged(into),
         }
     }
@@ -252,6 +260,7 @@ impl Device {
     pub fn complete(&mut self, now: u64, write: bool) -> Option<(u32, u64)> {
         self.busy_channels -= 1;
         self.writes_in_service -= write as u32;
+        self.allocated[write as usize] -= 1;
         let next = match self.params.scheduler.as_str() {
             "deadline" => {
                 let t = self.tunables();
@@ -269,6 +278,12 @@ impl Device {
     /// Requests started but not finished plus those waiting.
     pub fn in_flight(&self) -> u64 {
         self.busy_channels as u64 + self.queued() as u64
+    }
+
+    /// Requests of one direction (`write`) holding a slot, queued or in service; a request
+    /// merged into a waiting one holds none of its own.
+    pub fn allocated(&self, write: bool) -> u64 {
+        self.allocated[write as usize]
     }
 
     /// A synchronous transfer (zram, brd): accounted, no queue.

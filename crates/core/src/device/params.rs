@@ -85,8 +85,11 @@ pub struct DeviceParams {
     /// Synchronous devices: CPU time per page written in the caller (compress / memcpy).
     pub sync_write_cpu_ns: u64,
     /// Requests the block layer lets be outstanding (queued + in service): `nr_requests`,
-    /// 128 by default (BLKDEV_DEFAULT_RQ). A reclaimer that would exceed it finds the queue
-    /// congested and keeps the page for a later pass (may_write_to_queue / tag exhaustion).
+    /// 128 by default (BLKDEV_MAX_RQ). Before blk-mq (2.6.28–4.14) reads and writes each have
+    /// a pool of this many (`request_list.count[]`); 6.x's tags are one pool for both
+    /// (engine/congestion.rs). A writer that finds its pool empty sleeps in `get_request` /
+    /// `blk_mq_get_tag` until one is freed (2.6.28's direct reclaim skips a congested queue
+    /// instead, may_write_to_queue).
     pub nr_requests: u32,
     /// I/O scheduler: "deadline" (mq-deadline, device/deadline.rs: merges with queued requests,
     /// sector-sorted batches of `fifo_batch`, reads first, a write batch after `writes_starved`

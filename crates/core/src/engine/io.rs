@@ -239,8 +239,10 @@ impl Sim {
         if req.dev == DevRef::File {
             self.wb_io_done(if req.write { req.frames.len() as u64 } else { 0 });
         }
-        // The request is free: a reclaimer asleep for one on this queue runs again.
-        self.wake_request_waiters(req.dev);
+        // The request is free: a reclaimer asleep for one of its pool runs again.
+        if self.freed_request_wakes_writers(req.write) {
+            self.wake_request_waiters(req.dev);
+        }
         if req.write {
             for &f in &req.frames {
                 self.end_writeback(f);

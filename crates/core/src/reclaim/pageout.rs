@@ -268,10 +268,9 @@ impl Sim {
             let fr = &self.mem.frames[f as usize];
             self.swap_queue_congested(fr.swap_dev(), fr.slot, &batch.swap)
         } else {
-            let d = &self.io.file_dev;
             let fr = &self.mem.frames[f as usize];
             let page = self.mem.objects[fr.owner as usize].file_base + fr.index as u64;
-            d.in_flight() + batch.file.requests.len() as u64 >= d.params.nr_requests as u64 && !batch.file.would_merge(page, true, d.params.max_request_pages)
+            self.write_request_pool_full(DevRef::File, batch.file.requests.len() as u64) && !batch.file.would_merge(page, true, self.io.file_dev.params.max_request_pages)
         };
         if congested {
             if self.profile > Profile::V2_6_28 {

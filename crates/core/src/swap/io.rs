@@ -73,8 +73,8 @@ impl Sim {
     /// batch has plugged? A write that merges into the plug needs none; a synchronous device
     /// has no queue.
     pub(crate) fn swap_queue_congested(&self, dev: usize, slot: u32, plugs: &SwapPlugs) -> bool {
-        let d = &self.swap.areas[dev].device;
-        !d.params.synchronous && d.in_flight() + plugs.queued(dev) >= d.params.nr_requests as u64 && !plugs.plugs[dev].would_merge(slot as u64, true, d.params.max_request_pages)
+        let max_pages = self.swap.areas[dev].device.params.max_request_pages;
+        self.write_request_pool_full(DevRef::Swap(dev), plugs.queued(dev)) && !plugs.plugs[dev].would_merge(slot as u64, true, max_pages)
     }
 
     fn store_ctx(&self) -> StoreCtx {

@@ -170,8 +170,8 @@ impl Sim {
     /// request); None when every slot is taken.
     pub(crate) fn file_queue_room(&self) -> Option<u64> {
         let dev = &self.io.file_dev;
-        let (in_flight, slots) = (dev.in_flight(), dev.params.nr_requests as u64);
-        (in_flight < slots).then(|| (slots - in_flight) * dev.params.max_request_pages as u64)
+        let (held, slots) = (self.requests_held(crate::engine::DevRef::File, true), dev.params.nr_requests as u64);
+        (held < slots).then(|| (slots - held) * dev.params.max_request_pages as u64)
     }
 
     /// `requeue_io`: a still-dirty inode goes behind the other dirty inodes.
