@@ -70,7 +70,11 @@ def test_random_workloads_never_crash(doc):
     assert not r.interrupted
     assert len(raw["tasks"]) == expected_tasks(doc)
     vm = r.vmstat
-    assert vm["swap_ra_hit"] <= vm["swap_ra"]
+    # Before 6.x PG_readahead aliases PG_reclaim: faulting a page still marked for immediate
+    # reclaim counts a hit too (as crates/core/tests/common/mod.rs checks), so only 6.x bounds
+    # hits by readahead pages.
+    if doc["kernel"]["profile"] == "6.x":
+        assert vm["swap_ra_hit"] <= vm["swap_ra"]
     assert vm["pgmajfault"] <= vm["pgfault"]
     assert vm["pgsteal_kswapd"] <= vm["pgscan_kswapd"]
     assert vm["pgsteal_direct"] <= vm["pgscan_direct"]

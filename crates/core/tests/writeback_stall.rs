@@ -33,7 +33,11 @@ touches = 20000
 "#;
 
 fn run(profile: &str) -> Sim {
-    let r = swaplab_core::config::load(SWAP_ON_DISK, "t.toml", &[format!("kernel.profile=\"{profile}\"")]).expect("valid");
+    run_text(SWAP_ON_DISK, profile)
+}
+
+fn run_text(text: &str, profile: &str) -> Sim {
+    let r = swaplab_core::config::load(text, "t.toml", &[format!("kernel.profile=\"{profile}\"")]).expect("valid");
     let mut sim = Sim::new(&r);
     sim.run(&mut |_| true);
     sim
@@ -50,5 +54,23 @@ fn direct_reclaimers_meeting_anonymous_writeback_do_not_sleep_for_it_from_3_11_o
             assert_eq!(s[wait as usize], 0, "{profile}: a direct reclaimer slept in {wait:?}");
         }
         assert!(!sim.reclaim.pgdat_congested, "{profile}");
+    }
+}
+
+/// Every era's swap writer takes a request from the queue's write pool and sleeps in
+/// `get_request` (2.6.28 `get_request_wait`) when the pool is empty: swapper_space's
+/// backing_dev_info is never congested, so 2.6.28's may_write_to_queue lets every reclaimer
+/// write swap, and the block layer is what holds it back. With a queue of 4 requests
+/// (BLKDEV_MIN_RQ) the disk never holds more than 4 swap writes, and reclaimers sleep for them.
+#[test]
+fn swap_writers_sleep_for_a_request_when_the_write_pool_is_empty_in_every_era() {
+    let small_queue = SWAP_ON_DISK.replace("size = \"128MiB\"\n", "size = \"128MiB\"\n[swap.params]\nnr_requests = 4\n");
+    assert_ne!(small_queue, SWAP_ON_DISK);
+    for profile in ["2.6.28", "3.14", "4.14", "6.x"] {
+        let sim = run_text(&small_queue, profile);
+        assert!(sim.stats.vm.pswpout > 1000, "{profile}: the workload must swap ({} written)", sim.stats.vm.pswpout);
+        let disk = &sim.swap.areas[0].device;
+        assert!(disk.allocated_max(true) <= 4, "{profile}: {} write requests held a slot at once", disk.allocated_max(true));
+        assert!(sim.request_sleeps() > 0, "{profile}: no reclaimer slept for a request");
     }
 }

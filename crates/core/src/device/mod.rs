@@ -57,6 +57,8 @@ pub struct Device {
     /// Requests holding a slot (queued or in service), reads at 0 and writes at 1: the legacy
     /// block layer's `request_list.count[]` pools (engine/congestion.rs).
     allocated: [u64; 2],
+    /// The most requests each pool ever held at once.
+    allocated_max: [u64; 2],
     /// The page after the last read started (a read starting here is sequential).
     next_read: u64,
     /// The device's random stream: access times drawn from its measured tables.
@@ -101,6 +103,7 @@ impl Device {
             cfq: Cfq::default(),
             writes_in_service: 0,
             allocated: [0; 2],
+            allocated_max: [0; 2],
             next_read: u64::MAX,
             rng,
             requests: 0,
@@ -234,7 +237,7 @@ impl Device {
     /// queues; None: no process, or a write).
     pub fn submit_for(&mut self, now: u64, req: Request, token: u32, owner: Option<u32>) -> Submitted {
         if self.busy_channels < self.params.parallelism && self.queued() == 0 {
-            self.allocated[req.write as usize] += 1;
+            self.allocate(req.write);
             return Submitted::Started(self.start(now, req));
         }
         let q = Queued { token, req, at: now };
@@ -248,7 +251,7 @@ impl Device {
         };
         match inserted {
             Insert::Queued => {
-                self.allocated[req.write as usize] += 1;
+                self.allocate(req.write);
                 Submitted::Queued
             }
             Insert::Merged(into) => Submitted::Merged(into),
@@ -284,6 +287,18 @@ impl Device {
     /// merged into a waiting one holds none of its own.
     pub fn allocated(&self, write: bool) -> u64 {
         self.allocated[write as usize]
+    }
+
+    /// The most requests of direction `write` that ever held a slot at once.
+    pub fn allocated_max(&self, write: bool) -> u64 {
+        self.allocated_max[write as usize]
+    }
+
+    fn allocate(&mut self, write: bool) {
+        let n = &mut self.allocated[write as usize];
+        *n += 1;
+        let max = &mut self.allocated_max[write as usize];
+        *max = (*max).max(*n);
     }
 
     /// A synchronous transfer (zram, brd): accounted, no queue.

@@ -37,6 +37,8 @@ pub(crate) struct IoState {
     pub congestion_waiters: Vec<u32>,
     /// Reclaimers asleep for a free request on a full queue (`reclaim/writeback_stall.rs`).
     pub request_waiters: Vec<(u32, DevRef)>,
+    /// How many times a reclaimer (direct or kswapd) slept in `get_request` for a request.
+    pub request_sleeps: u64,
     /// Direct reclaimers in 6.x `reclaim_throttle(NOPROGRESS)`.
     pub noprogress_waiters: Vec<u32>,
     /// Queues marked write-congested (`bdi_write_congested`), in the order they became so.
@@ -65,6 +67,7 @@ impl IoState {
             writeback_waiters: Vec::new(),
             congestion_waiters: Vec::new(),
             request_waiters: Vec::new(),
+            request_sleeps: 0,
             noprogress_waiters: Vec::new(),
             congested: Vec::new(),
             wake_on_freed_request: crate::config::era_2_6_32(&cfg.config.kernel.profile),

@@ -152,12 +152,13 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
 }
 
 /// kswapd's sleep at the end of a step, if the pass ended in one (`writeback_stall.rs`): for
-/// a free request on a full queue (3.x+, until one of that device's requests completes), 3.x/4.x's
+/// a free request on a full queue (until one of that device's requests completes), 3.x/4.x's
 /// `congestion_wait(BLK_RW_ASYNC, HZ/10)` on `nr_immediate`, 6.x's
 /// `reclaim_throttle(WRITEBACK)`; the pass goes on at the same priority after the first two.
 fn kswapd_stall(sim: &mut Sim, tid: u32, sc: &ScanControl) -> KthreadStep {
     if let Some(dev) = sc.queue_full {
         sim.reclaim.kswapd.request_wait = Some(dev);
+        sim.io.request_sleeps += 1;
         return KthreadStep::Block;
     }
     let Some(wait) = sc.writeback_wait else { return KthreadStep::Continue };
@@ -205,6 +206,13 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     let ks = &mut sim.reclaim.kswapd;
     ks.reclaimed += sc.nr_reclaimed;
     ks.total_scanned += sc.nr_scanned;
+    if let Some(dev) = sc.queue_full {
+        // Asleep in get_request_wait inside this zone pass: the pass goes on at the same
+        // priority once a write request of that queue is freed.
+        ks.request_wait = Some(dev);
+        sim.io.request_sleeps += 1;
+        return KthreadStep::Block;
+    }
     let nap = ks.total_scanned > 0 && ks.priority < DEF_PRIORITY - 2;
     if ks.reclaimed >= SWAP_CLUSTER_MAX || ks.priority == 0 {
         // Break out of the priority loop; not all zones are ok: loop_again at DEF_PRIORITY.

@@ -250,32 +250,31 @@ impl Sim {
         Verdict::Reclaim
     }
 
-    /// `pageout`: start writing a dirty folio. `None` when the device's request queue is full
-    /// (3.x+: the submitter sleeps for a free request: the model ends the pass, `sc.queue_full`,
-    /// and the reclaimer sleeps until a write on that device completes; 2.6.28's
-    /// `may_write_to_queue()` kept the page and scanning went on). A synchronous write (or a fronting store) is `Done` and the folio is
-    /// freed at once; an asynchronous one is `Queued` and the folio is kept until its writeback
-    /// ends and rotates it.
+    /// `pageout`: start writing a dirty folio. `None` when it was not written: 2.6.28's
+    /// `may_write_to_queue()` kept it (scanning goes on), or the write needs a request its pool
+    /// does not have (engine/congestion.rs): the submitter sleeps in `get_request` (2.6.28
+    /// `get_request_wait`), which the model makes the end of the pass (`sc.queue_full`); the
+    /// reclaimer resumes when a write on that device completes. A synchronous write (or a
+    /// fronting store) is `Done` and the folio is freed at once; an asynchronous one is `Queued`
+    /// and the folio is kept until its writeback ends and rotates it.
     fn pageout(&mut self, f: u32, swap_backed: bool, sc: &mut ScanControl, batch: &mut Batch) -> Option<WriteOutcome> {
         let dev = if swap_backed { DevRef::Swap(self.mem.frames[f as usize].swap_dev()) } else { DevRef::File };
-        let congested = if self.profile == Profile::V2_6_28 {
-            // may_write_to_queue: kswapd (PF_SWAPWRITE) writes regardless; a direct reclaimer
-            // skips a queue marked congested. Swap-cache pages belong to swapper_space, whose
-            // swap_backing_dev_info is never marked congested: swap writes always go (the
-            // submitter would wait for a free request instead).
-            !sc.kswapd && !swap_backed && self.bdi_write_congested(dev)
-        } else if swap_backed {
-            let fr = &self.mem.frames[f as usize];
+        if self.profile == Profile::V2_6_28 && !sc.kswapd && !swap_backed && self.bdi_write_congested(dev) {
+            // may_write_to_queue (2.6.28): kswapd (PF_SWAPWRITE) writes regardless; a direct
+            // reclaimer skips a queue marked congested. Swap-cache pages belong to
+            // swapper_space, whose swap_backing_dev_info is never marked congested: swap
+            // writes always go, and wait for a request if their pool is empty.
+            return None;
+        }
+        let fr = &self.mem.frames[f as usize];
+        let pool_full = if swap_backed {
             self.swap_queue_congested(fr.swap_dev(), fr.slot, &batch.swap)
         } else {
-            let fr = &self.mem.frames[f as usize];
             let page = self.mem.objects[fr.owner as usize].file_base + fr.index as u64;
             self.write_request_pool_full(DevRef::File, batch.file.requests.len() as u64) && !batch.file.would_merge(page, true, self.io.file_dev.params.max_request_pages)
         };
-        if congested {
-            if self.profile > Profile::V2_6_28 {
-                sc.queue_full = Some(dev);
-            }
+        if pool_full {
+            sc.queue_full = Some(dev);
             return None;
         }
         batch.pageout += 1;

@@ -208,9 +208,15 @@ impl Sim {
     /// A reclaimer whose pageout met `dev`'s full request queue sleeps until one of that
     /// device's requests completes and frees its slot (`get_request`'s io_schedule; no timeout).
     pub(crate) fn wait_for_request(&mut self, tid: u32, dev: DevRef) {
+        self.io.request_sleeps += 1;
         self.io_schedule(tid);
         self.io.request_waiters.push((tid, dev));
         self.tasks[tid as usize].state = crate::engine::TState::Blocked;
+    }
+
+    /// How many times a reclaimer (direct or kswapd) slept in `get_request` for a request.
+    pub fn request_sleeps(&self) -> u64 {
+        self.io.request_sleeps
     }
 
     /// A request on `dev` completed: it is free for the reclaimers waiting for one.
