@@ -29,4 +29,7 @@ def test_calibrate_measures_the_submitters_cpu_and_keeps_it_out_of_the_read_tabl
     write_median = q["rand_write"][q["p"].index(0.5)]
     assert preset["device"]["write_latency_ns"] >= round(write_median - 4096 / preset["device"]["write_bandwidth"] * 1e9) - 1, \
         "writes keep their whole time"
+    costs = preset["costs"]
+    assert costs["resident_touch_ns"] > 0 and costs["syscall_page_ns"] > costs["resident_touch_ns"], costs
+    assert costs["new_page_write_ns"] >= 0, costs
     assert os.listdir(tmp_path) == ["preset.toml"], "the atomic write left a temporary file behind"

@@ -101,6 +101,10 @@ pub struct FaultReport {
     /// The faulting thread's CPU time per major fault (the read's wait excluded).
     pub major_fault_cpu_ns: f64,
     pub major_fault_pct: Percentiles,
+    /// Thread CPU of a buffered 4 KiB read() of a page in the page cache.
+    pub cached_read_ns: f64,
+    /// Thread CPU of a buffered 4 KiB write() of a page not yet in the file (a new page).
+    pub new_page_write_ns: f64,
 }
 
 struct Fd(libc::c_int);
@@ -132,7 +136,7 @@ fn pio(fd: &Fd, buf: &Region, len: usize, off: u64, write: bool) -> io::Result<(
         return Err(io::Error::last_os_error());
     }
     if n as usize != len {
-        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "short O_DIRECT transfer"));
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "short transfer"));
     }
     Ok(())
 }
@@ -382,6 +386,7 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
     })();
     let _ = std::fs::remove_file(&path);
     let (hit, major, major_cpu, h) = result?;
+    let (new_page_write_ns, cached_read_ns) = buffered_io_costs(dir, pages)?;
     Ok(FaultReport {
         pages,
         resident_touch_ns: resident,
@@ -390,7 +395,39 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
         major_fault_ns: major,
         major_fault_cpu_ns: major_cpu,
         major_fault_pct: h.percentiles(),
+        cached_read_ns,
+        new_page_write_ns,
     })
+}
+
+/// Buffered I/O as the worker does it (`pwrite`/`pread` of one whole page, through
+/// `worker::timed`), thread CPU per call: writes of `pages` new pages in order to a fresh file
+/// in `dir` (page-cache allocation, memory-cgroup charge, the file system's write_begin and
+/// write_end for a new block, the copy, dirtying), then reads of the same pages, now cached.
+/// Returns (new-page write ns, cached read ns).
+fn buffered_io_costs(dir: &Path, pages: u64) -> io::Result<(f64, f64)> {
+    let path = dir.join(format!("swaplab-calibrate-bufio-{}.data", std::process::id()));
+    let result = (|| -> io::Result<(f64, f64)> {
+        let fd = open(&path, libc::O_RDWR | libc::O_CREAT | libc::O_TRUNC)?;
+        let buf = Region::map(PAGE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
+        // SAFETY: one page, readable and writable.
+        unsafe { std::ptr::write_bytes(buf.ptr, 0x5a, PAGE) };
+        let mut h = Histogram::default();
+        let mut per_call = |write: bool| -> io::Result<f64> {
+            let t0 = thread_cpu_ns();
+            for p in 0..pages {
+                let (r, a, b) = timed(|| pio(&fd, &buf, PAGE, p * PAGE as u64, write));
+                r?;
+                h.record(b - a);
+            }
+            Ok((thread_cpu_ns() - t0) as f64 / pages as f64)
+        };
+        let new_write = per_call(true)?;
+        let cached_read = per_call(false)?;
+        Ok((new_write, cached_read))
+    })();
+    let _ = std::fs::remove_file(&path);
+    result
 }
 
 /// One pass over `r` touching every page in `order` through the worker's timed touch: (thread

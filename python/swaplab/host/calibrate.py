@@ -119,6 +119,10 @@ def fit(m: Dict[str, Any], disk: Optional[str], rot: Optional[bool]) -> Tuple[Di
         "cache_hit_fault_ns": hit,
         # the faulting thread's CPU per major fault (the read's wait is the device's)
         "major_fault_cpu_ns": max(hit, int(round(f["major_fault_cpu_ns"]))),
+        # buffered read()/write() as the worker makes them: a cached page's read(), and what a
+        # new page's write() costs beyond it
+        "syscall_page_ns": max(1, int(round(f["cached_read_ns"]))),
+        "new_page_write_ns": max(0, int(round(f["new_page_write_ns"] - f["cached_read_ns"]))),
     }
     return device, costs
 
@@ -155,7 +159,9 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
                        "made as the host worker makes them (each between two clock reads): a resident touch, "
                        "first writes to anonymous memory (minor fault - resident touch), faults on cached file "
                        "pages (cache hit, per fault counted, less the resident cost of every touch), random "
-                       "faults on uncached file pages with MADV_RANDOM (major fault CPU, likewise)."),
+                       "faults on uncached file pages with MADV_RANDOM (major fault CPU, likewise); "
+                       "4 KiB pwrite() of new pages to a fresh file and pread() of them cached "
+                       "(new_page_write = write - cached read; syscall_page = cached read)."),
         },
         "device": device,
         "costs": costs,

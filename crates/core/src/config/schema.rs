@@ -321,6 +321,12 @@ pub struct Costs {
     /// Buffered read()/write() of one page that is in the page cache: syscall entry, page-cache
     /// lookup, 4 KiB copy (~1 GB/s-class memcpy in 2008: ~1-2 us; modern ~0.5 us).
     pub syscall_page_ns: u64,
+    /// A buffered write() of a page not in the page cache, beyond `syscall_page_ns`:
+    /// allocating the page-cache folio, its memory-cgroup charge and LRU add, and the file
+    /// system's `write_begin`/`write_end` for a new block (ext4: delayed-allocation
+    /// reservation, buffer heads). Estimate ~1.5 us on a 2020s core; `swaplab calibrate`
+    /// measures it (a fresh file written page by page, less a cached read()).
+    pub new_page_write_ns: u64,
     /// The flusher's CPU per page written back (`write_cache_pages`: folio lock, clearing the
     /// dirty tag and `folio_mkclean`'s rmap walk, setting writeback, adding to the bio).
     /// Estimate: about the cost of a page-cache lookup plus an rmap walk, ~0.5 us.
@@ -364,6 +370,7 @@ impl Default for Costs {
             msg_send_ns: 1_500,
             msg_recv_ns: 1_000,
             syscall_page_ns: 1_000,
+            new_page_write_ns: 1_500,
             writeback_page_ns: 500,
             pt_walk_pte_ns: 2,
             bloom_test_ns: 5,

@@ -230,7 +230,7 @@ impl Sim {
         }
         self.mem.objects[obj].entries[page] = PTE_PRESENT | f as u64;
         self.lru_add_outside_fault(f);
-        self.tasks[tid as usize].clock += self.costs.alloc_page_ns;
+        self.tasks[tid as usize].clock += self.costs.new_page_write_ns;
         // A whole-page write needs no read: the new page is dirty and accessed.
         let dirtied = self.folio_mark_dirty(f);
         self.mark_page_accessed(f);
