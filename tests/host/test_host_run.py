@@ -85,6 +85,58 @@ def test_loop_device_is_non_rotational_and_enables_vma_readahead(host_ready, sma
     assert r["vmstat"]["pswpout"] > 0 and r["vmstat"]["swap_ra"] > 0
 
 
+def _wait_for_swap_on(p: subprocess.Popen) -> None:
+    """Wait (30 s at most) until the host run in process `p` has switched swap on."""
+    deadline = time.time() + 30
+    while not active_swaps():
+        assert time.time() < deadline and p.poll() is None, "the run never switched swap on"
+        time.sleep(0.05)
+
+
+def test_swap_loop_device_runs_with_direct_io(host_ready, small_toml):
+    """While the run swaps, the kernel's own flag for the loop device (/sys/block/loopN/loop/dio)
+    says direct I/O: swap I/O reaches the backing file with O_DIRECT, the path `swaplab
+    calibrate` measures, not the backing file's page cache."""
+    code = ("from swaplab.host import HostOptions, run_host\n"
+            f"run_host({small_toml!r}, ['task.0.repeat=true', 'task.0.time_limit=\"20s\"'], "
+            "opts=HostOptions(swap_backend='loop'))\n")
+    p = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        _wait_for_swap_on(p)
+        loops = [os.path.basename(s) for s in active_swaps() if os.path.basename(s).startswith("loop")]
+        assert loops, f"the run swapped on {active_swaps()}, not a loop device"
+        with open(f"/sys/block/{loops[0]}/loop/dio") as f:
+            assert f.read().strip() == "1", f"/dev/{loops[0]} runs with buffered I/O"
+        p.send_signal(signal.SIGTERM)
+        p.wait(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+def test_a_buffered_loop_device_is_refused(host_ready):
+    """A loop device the kernel runs without direct I/O is refused, not measured."""
+    from swaplab.host.swapdev import _require_direct_io
+
+    path = "/var/tmp/swaplab-test-buffered-loop"
+    with open(path, "wb") as f:
+        f.truncate(16 << 20)
+    dev = subprocess.run(["losetup", "--find"], check=True, capture_output=True, text=True).stdout.strip()
+    # configuring a loop device copies the backing disk's rotational flag, and detaching keeps it
+    rotational = f"/sys/block/{os.path.basename(dev)}/queue/rotational"
+    flag = open(rotational).read().strip()
+    try:
+        subprocess.run(["losetup", "--direct-io=off", dev, path], check=True, capture_output=True)
+        with pytest.raises(PreconditionError, match="buffered I/O"):
+            _require_direct_io(dev)
+    finally:
+        subprocess.run(["losetup", "-d", dev], capture_output=True)
+        with open(rotational, "w") as f:
+            f.write(flag)
+        os.unlink(path)
+
+
 def test_zram_bypasses_readahead(host_ready, small_toml):
     r = run_host(small_toml, ["swap.0.device=\"zram\""])
     assert r["host"]["readahead_in_effect"] == "none (synchronous device)"
@@ -103,10 +155,7 @@ def test_signal_mid_run_restores_the_machine(host_ready, small_toml, sig):
             "    sys.exit(42)\n")
     p = subprocess.Popen([sys.executable, "-c", code])
     try:
-        deadline = time.time() + 30
-        while not active_swaps():
-            assert time.time() < deadline and p.poll() is None, "the run never switched swap on"
-            time.sleep(0.05)
+        _wait_for_swap_on(p)
         time.sleep(1.0)  # let it swap
         p.send_signal(sig)
         assert p.wait(timeout=60) == 42

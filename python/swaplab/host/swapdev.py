@@ -163,6 +163,7 @@ def setup(journal: Journal, resolved: Dict[str, Any], backend: str, workdir: str
                 journal.push({"op": "rotational", "dev": dev, "path": rpath, "value": read(rpath)})
                 journal.push({"op": "losetup", "dev": dev})
                 _run(["losetup", "--direct-io=on", dev, path])
+                _require_direct_io(dev)
                 # non-rotational for the device's whole swapped-on life: set BEFORE swapon
                 with open(rpath, "w") as f:
                     f.write("0")
@@ -171,7 +172,7 @@ def setup(journal: Journal, resolved: Dict[str, Any], backend: str, workdir: str
                 _swapon(journal, dev, prio)
                 devices.append(SwapDevice(rs["name"], preset, "loop", dev, name, False, False, size,
                                           f"loop device {dev} (direct I/O, marked non-rotational) over {path} on /dev/{disk}",
-                                          {"backing_file": path, "backing_disk": disk}))
+                                          {"backing_file": path, "backing_disk": disk, "direct_io": True}))
         elif kind == "zram":
             dev, hot = _free_zram(journal)
             name = os.path.basename(dev)
@@ -192,6 +193,26 @@ def setup(journal: Journal, resolved: Dict[str, Any], backend: str, workdir: str
         else:
             raise PreconditionError(f"unknown swap backend {kind!r} (expected one of {', '.join(BACKENDS)})")
     return devices
+
+
+def _require_direct_io(dev: str) -> None:
+    """Refuse a loop device that does not run with direct I/O.
+
+    With it, the loop driver reads and writes its backing file with O_DIRECT (``lo_rw_aio``),
+    so the swap device is the backing disk as ``swaplab calibrate`` measures it (O_DIRECT on
+    the work directory's disk). Without it, swap writes would go through the backing file's
+    page cache and the flusher — a device no preset describes. ``losetup --direct-io=on``
+    does not fail when the kernel declines: ``loop_update_dio`` (6.18) clears the flag
+    silently when the backing file cannot do O_DIRECT, the loop's block size is smaller than
+    the backing disk's or the offset is unaligned — so read back what the kernel chose."""
+    flag = f"/sys/block/{os.path.basename(dev)}/loop/dio"
+    try:
+        dio = read(flag)
+    except OSError as e:
+        raise PreconditionError(f"cannot read {flag}: {e.strerror or e}") from None
+    if dio != "1":
+        raise PreconditionError(f"{dev} runs with buffered I/O ({flag} = {dio}): its backing file's file system "
+                                "refused direct I/O; use a --workdir on a file system that supports O_DIRECT")
 
 
 def _set_comp_algorithm(name: str, algo: str) -> None:
