@@ -113,11 +113,11 @@ impl FrontingStore for Audit {
     fn pool_pages(&self) -> u64 {
         self.inner.pool_pages()
     }
-    fn writeback_wanted(&self) -> bool {
-        self.inner.writeback_wanted()
+    fn take_writeback_request(&mut self) -> bool {
+        self.inner.take_writeback_request()
     }
-    fn writeback_next(&mut self) -> Option<(usize, u32)> {
-        self.inner.writeback_next()
+    fn writeback_above_target(&self) -> bool {
+        self.inner.writeback_above_target()
     }
     fn writeback_keep(&mut self, dev: usize, slot: u32) {
         self.inner.writeback_keep(dev, slot)
@@ -132,14 +132,11 @@ impl FrontingStore for Audit {
         drop(log);
         self.inner.writeback_take(dev, slot)
     }
-    fn writeback_gave_up(&mut self) {
-        self.inner.writeback_gave_up()
-    }
     fn shrinker_count(&mut self) -> u64 {
         self.inner.shrinker_count()
     }
-    fn shrinker_walk_one(&mut self) -> store::ShrinkerStep {
-        self.inner.shrinker_walk_one()
+    fn lru_walk_one(&mut self) -> store::ShrinkerStep {
+        self.inner.lru_walk_one()
     }
     fn counters(&self) -> StoreCounters {
         self.inner.counters()
@@ -292,11 +289,13 @@ fn zswap_shrinker_writes_back_the_coldest_entries_first() {
     assert!(stored.len() > 150);
     // Second chance: every entry starts referenced, so the first walk clears them all and the
     // oldest comes round first; a kept entry (in the swap cache) goes to the head.
-    let first = z.writeback_next().unwrap();
-    assert_eq!(first, (0, stored[0]));
+    for _ in 0..stored.len() {
+        assert_eq!(z.lru_walk_one(), store::ShrinkerStep::Rotated);
+    }
+    assert_eq!(z.lru_walk_one(), store::ShrinkerStep::Candidate(0, stored[0]));
     z.writeback_keep(0, stored[0]);
     let mut order = Vec::new();
-    while let Some((d, s)) = z.writeback_next() {
+    while let store::ShrinkerStep::Candidate(d, s) = z.lru_walk_one() {
         z.writeback_take(d, s);
         order.push(s);
     }
@@ -305,6 +304,65 @@ fn zswap_shrinker_writes_back_the_coldest_entries_first() {
     assert_eq!(order, expect);
     assert_eq!(z.pool_pages(), 0);
     assert!(z.check().is_empty());
+}
+
+/// A simulator whose zswap pool (2% of the machine) was filled past its limit by direct
+/// stores of distinct pages, every entry still referenced; returns it with its shrink
+/// worker's task.
+fn sim_with_full_referenced_pool() -> (Sim, u32) {
+    let r = load(BASE, &refs(&with(ZSWAP, &["zswap.max_pool_percent=2"])));
+    let mut sim = Sim::new(&r);
+    for slot in 1..=2000u32 {
+        let ctx = StoreCtx { now: 0, free_frames: u64::MAX, page_key: swaplab_core::swap::store::zswap::content::page_key(1, slot as u64) };
+        sim.swap.store.store(0, slot, &ctx);
+    }
+    assert!(sim.swap.store.writeback_above_target(), "the pool is over its accept threshold");
+    let tid = sim.swap.writeback_worker.expect("zswap has a shrink worker");
+    (sim, tid)
+}
+
+#[test]
+fn zswap_worker_run_ends_at_its_sixteenth_iteration_that_wrote_nothing_back() {
+    // shrink_worker walks one LRU entry per shrink_memcg call; a referenced entry is rotated
+    // and counts as a failure, and the 16th failure (MAX_RECLAIM_RETRIES) ends the run. A
+    // pool of referenced entries is therefore not drained in one run: 16 rotations, nothing
+    // written back, then the worker sleeps until queued again.
+    use swaplab_core::engine::{KernelThread, KthreadStep};
+    use swaplab_core::swap::store::zswap::shrinker::ShrinkWorker;
+    let (mut sim, tid) = sim_with_full_referenced_pool();
+    let stored = dbg_of(&*sim.swap.store, "stored_pages");
+    sim.swap.writeback_queued_at.push_back(0);
+    let mut worker = ShrinkWorker::default();
+    let steps: Vec<KthreadStep> = (0..17).map(|_| worker.step(&mut sim, tid)).collect();
+    assert!(steps[..16].iter().all(|s| *s == KthreadStep::Continue), "{steps:?}");
+    assert_eq!(steps[16], KthreadStep::Sleep, "the run ended at its 16th failure and nothing queued it again");
+    assert_eq!(dbg_of(&*sim.swap.store, "written_back_pages"), 0);
+    assert_eq!(dbg_of(&*sim.swap.store, "stored_pages"), stored);
+    assert!(sim.swap.store.writeback_above_target());
+}
+
+#[test]
+fn zswap_worker_runs_again_for_a_store_refused_during_its_run_and_waits_for_a_later_one() {
+    // The workqueue clears PENDING as a run starts: a store refused while the run goes on
+    // (by its time, not by the order the engine handled it) queues one more run right after;
+    // a refusal later than the run's end wakes the worker at that time.
+    use swaplab_core::engine::{KernelThread, KthreadStep};
+    use swaplab_core::swap::store::zswap::shrinker::ShrinkWorker;
+    let (mut sim, tid) = sim_with_full_referenced_pool();
+    let start = sim.tasks[tid as usize].clock;
+    let later = start + 1_000_000_000;
+    sim.swap.writeback_queued_at.extend([start, start + 1, later]);
+    let mut worker = ShrinkWorker::default();
+    for _ in 0..16 {
+        assert_eq!(worker.step(&mut sim, tid), KthreadStep::Continue);
+    }
+    assert!(sim.tasks[tid as usize].clock > start + 1, "the run outlasted the second request");
+    // the request at start + 1 came during the first run: a second run follows at once
+    for _ in 0..16 {
+        assert_eq!(worker.step(&mut sim, tid), KthreadStep::Continue);
+    }
+    assert_eq!(worker.step(&mut sim, tid), KthreadStep::SleepUntil(later));
+    assert_eq!(sim.swap.writeback_queued_at.len(), 1, "only the later request is left");
 }
 
 #[test]
@@ -356,7 +414,7 @@ fn zswap_shrinker_count_spares_disk_swapins_and_scales_by_compression() {
     assert_eq!(z.shrinker_count(), (stored - 100) * z.pool_pages() / stored);
     assert_eq!(z.shrinker_count(), full, "the protection is consumed by the count");
     // The walk gives the second chance before any candidate.
-    assert_eq!(z.shrinker_walk_one(), store::ShrinkerStep::Rotated);
+    assert_eq!(z.lru_walk_one(), store::ShrinkerStep::Rotated);
 }
 
 fn dbg_of(z: &dyn FrontingStore, name: &str) -> u64 {

@@ -281,7 +281,8 @@ impl Sim {
         self.stats.vm.nr_vmscan_write += 1;
         if swap_backed {
             self.mem.frames[f as usize].flags &= !PG_DIRTY;
-            let out = self.swap_writepage(f, &mut batch.swap);
+            let at = self.reclaim_clock(sc, batch);
+            let out = self.swap_writepage(f, at, &mut batch.swap);
             match out {
                 WriteOutcome::Done { cpu } | WriteOutcome::Failed { cpu } | WriteOutcome::Queued { cpu } => batch.cost.add(&cpu),
             }
@@ -297,12 +298,18 @@ impl Sim {
         Some(WriteOutcome::Queued { cpu: CpuCost::default() })
     }
 
+    /// The reclaimer's time now: its clock when the reclaim call began plus what the call and
+    /// this batch have spent.
+    fn reclaim_clock(&self, sc: &ScanControl, batch: &Batch) -> u64 {
+        let reclaimer_clock = if sc.kswapd { self.tasks[self.kswapd as usize].clock } else { self.now };
+        reclaimer_clock + sc.cost.total() + batch.cost.total()
+    }
+
     /// Submit a batch's writes after its CPU time (`blk_finish_plug`), at the reclaimer's
     /// clock plus what the reclaim call has spent; all of it goes to `sc.cost`, the
     /// submission by block-layer stage (device/blk.rs).
     fn submit_batch(&mut self, batch: Batch, sc: &mut ScanControl) {
-        let reclaimer_clock = if sc.kswapd { self.tasks[self.kswapd as usize].clock } else { self.now };
-        let at = reclaimer_clock + sc.cost.total() + batch.cost.total();
+        let at = self.reclaim_clock(sc, &batch);
         let mut cpu = batch.swap.submit(self, at);
         if !batch.file.is_empty() {
             let c = self.submit_plug_by_category(DevRef::File, batch.file, at + cpu.total());

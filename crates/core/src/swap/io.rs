@@ -125,8 +125,9 @@ impl Sim {
         out
     }
 
-    /// `swap_writepage`: write out dirty swap-cache folio `f` (already marked clean).
-    pub(crate) fn swap_writepage(&mut self, f: u32, plugs: &mut SwapPlugs) -> WriteOutcome {
+    /// `swap_writepage`: write out dirty swap-cache folio `f` (already marked clean) at the
+    /// writer's clock `at`.
+    pub(crate) fn swap_writepage(&mut self, f: u32, at: u64, plugs: &mut SwapPlugs) -> WriteOutcome {
         let fr = self.mem.frames[f as usize];
         let (dev, slot) = (fr.swap_dev(), fr.slot);
         let keys = &self.swap.areas[dev].page_key;
@@ -138,7 +139,9 @@ impl Sim {
             StoreOutcome::Stored { cpu_ns } => return WriteOutcome::Done { cpu: CpuCost::of(CpuCategory::Compression, cpu_ns) },
             StoreOutcome::Refused { cpu_ns } => CpuCost::of(CpuCategory::Compression, cpu_ns),
         };
-        self.wake_store_writeback();
+        if self.swap.store.take_writeback_request() {
+            self.queue_store_writeback(at);
+        }
         self.stats.vm.pswpout += 1;
         if self.swap.areas[dev].zram.is_some() {
             return match self.zram_io(dev, slot, true) {

@@ -19,10 +19,11 @@
 //! grows its pool does so only within `ctx.free_frames`; the CPU time it returns is what the
 //! calling task pays.
 //!
-//! A store with a backing device (zswap) may also write pages back: `writeback_wanted` says
-//! the writeback worker (`zswap/shrinker.rs`) should run; `writeback_next` names the coldest
-//! entry; the worker either `writeback_keep`s it (a swap-cache folio exists: the page is hot)
-//! or `writeback_take`s it and writes it to the device.
+//! A store with a backing device (zswap) may also write pages back: after a refused store,
+//! `take_writeback_request` says whether it queued the writeback worker
+//! (`zswap/shrinker.rs`), `writeback_above_target` is the worker's loop condition; each step walks one entry of the LRU (`lru_walk_one`), and the worker either
+//! `writeback_keep`s a candidate (a swap-cache folio exists: the page is hot) or
+//! `writeback_take`s it and writes it to the device.
 //!
 //! How to add one: one file (or folder) here implementing [`FrontingStore`], one line in
 //! [`build`] (and the configuration that selects it, config/stores.rs), and golden tests.
@@ -54,7 +55,8 @@ pub enum StoreOutcome {
     Refused { cpu_ns: u64 },
 }
 
-/// One step of the memory-pressure shrinker's walk of the store's LRU.
+/// One entry of a walk of the store's LRU (the shrink worker's or the memory-pressure
+/// shrinker's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ShrinkerStep {
     /// Nothing stored.
@@ -110,30 +112,30 @@ pub trait FrontingStore {
     fn pool_pages(&self) -> u64 {
         0
     }
-    /// Should the writeback worker run?
-    fn writeback_wanted(&self) -> bool {
+    /// Did the last `store` queue the writeback worker (refused at the pool's limit)? Taking
+    /// the request clears it; the caller queues the work at the store's time.
+    fn take_writeback_request(&mut self) -> bool {
         false
     }
-    /// The next entry to write back (second chance applied), if any.
-    fn writeback_next(&mut self) -> Option<(usize, u32)> {
-        None
+    /// The run's loop condition: is the store still above what writeback drains it to?
+    fn writeback_above_target(&self) -> bool {
+        false
     }
-    /// `writeback_next`'s entry cannot go now (its page is in the swap cache): keep it.
+    /// `lru_walk_one`'s candidate cannot go now (its page is in the swap cache): keep it.
     fn writeback_keep(&mut self, _dev: usize, _slot: u32) {}
-    /// Drop `writeback_next`'s entry, which is being written to the device; returns the CPU
+    /// Drop `lru_walk_one`'s candidate, which is being written to the device; returns the CPU
     /// time of getting the page back (decompression).
     fn writeback_take(&mut self, _dev: usize, _slot: u32) -> u64 {
         0
     }
-    /// The worker gave up (nothing it could write back).
-    fn writeback_gave_up(&mut self) {}
     /// The memory-pressure shrinker's `count_objects`: entries it offers to reclaim now
     /// (0: none, or no such shrinker).
     fn shrinker_count(&mut self) -> u64 {
         0
     }
-    /// One step of the shrinker's LRU walk (`list_lru_walk_one` with `shrink_memcg_cb`).
-    fn shrinker_walk_one(&mut self) -> ShrinkerStep {
+    /// One entry of an LRU walk (`list_lru_walk_one` with `shrink_memcg_cb`), the shrink
+    /// worker's and the memory-pressure shrinker's.
+    fn lru_walk_one(&mut self) -> ShrinkerStep {
         ShrinkerStep::Empty
     }
     fn counters(&self) -> StoreCounters {

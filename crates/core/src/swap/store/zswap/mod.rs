@@ -70,7 +70,8 @@ pub struct Zswap {
     accept_pages: u64,
     /// `zswap_pool_reached_full`.
     reached_full: bool,
-    /// The shrink worker has been queued and has not finished.
+    /// The last store was refused at the limit and queued the shrink worker (`queue_work`),
+    /// not yet taken by the caller.
     shrink_queued: bool,
     memcg_max: Option<u64>,
     memcg_writeback: bool,
@@ -303,26 +304,15 @@ impl FrontingStore for Zswap {
         self.pool.total_pages()
     }
 
-    fn writeback_wanted(&self) -> bool {
-        self.shrink_queued && self.memcg_writeback && self.stored_pages > 0 && (self.pool.total_pages() > self.accept_pages || self.memcg_full())
+    fn take_writeback_request(&mut self) -> bool {
+        std::mem::take(&mut self.shrink_queued)
     }
 
-    fn writeback_next(&mut self) -> Option<(usize, u32)> {
-        // Second chance: a referenced entry at the tail is cleared and rotated to the head.
-        for _ in 0..=self.stored_pages {
-            let e = self.lru_tail;
-            if e == NONE {
-                return None;
-            }
-            let en = &mut self.entries[e as usize];
-            if !en.referenced {
-                return Some((en.dev as usize, en.slot));
-            }
-            en.referenced = false;
-            self.lru_unlink(e);
-            self.lru_push_head(e);
-        }
-        None
+    fn writeback_above_target(&self) -> bool {
+        // shrink_worker drains the pool to the accept threshold. A memcg at its zswap.max is
+        // drained by the same worker here (the kernel shrinks it synchronously in zswap_store,
+        // not modelled).
+        self.memcg_writeback && self.stored_pages > 0 && (self.pool.total_pages() > self.accept_pages || self.memcg_full())
     }
 
     fn writeback_keep(&mut self, dev: usize, slot: u32) {
@@ -336,10 +326,6 @@ impl FrontingStore for Zswap {
         self.remove(dev, slot);
         self.c.zswpwb += 1;
         self.cost.decompress_ns
-    }
-
-    fn writeback_gave_up(&mut self) {
-        self.shrink_queued = false;
     }
 
     fn shrinker_count(&mut self) -> u64 {
@@ -357,8 +343,8 @@ impl FrontingStore for Zswap {
         freeable * self.pool.total_pages() / self.stored_pages
     }
 
-    fn shrinker_walk_one(&mut self) -> ShrinkerStep {
-        // shrink_memcg_cb: the second chance, as the shrink worker's walk.
+    fn lru_walk_one(&mut self) -> ShrinkerStep {
+        // shrink_memcg_cb: the second chance (6.8+): a referenced entry is cleared and rotated.
         let e = self.lru_tail;
         if e == NONE {
             return ShrinkerStep::Empty;

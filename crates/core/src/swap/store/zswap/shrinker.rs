@@ -3,14 +3,23 @@
 //! §6.2), and the memory-pressure shrinker that does the same from reclaim.
 //!
 //! The worker is queued when a store is refused because the pool reached `max_pool_percent`
-//! (or the memcg its `zswap.max`) and runs until the pool is back under the accept threshold,
-//! one entry per step, giving up after `MAX_RECLAIM_RETRIES` (16) consecutive failures. Each
-//! step takes the LRU tail with a second chance (a referenced entry is cleared and rotated;
-//! entries start referenced), and writes it back as `zswap_writeback_entry` does: a new
-//! swap-cache folio for the slot (skipped, and the entry kept, if one exists: the page was
-//! just swapped in), decompressed into, the entry freed (`zswpwb`, `written_back_pages`), the
-//! folio marked for reclaim and written through the swap device (`pswpout`); when the write
-//! completes it rotates to the inactive tail and reclaim frees it.
+//! (or the memcg its `zswap.max`). A run of it (`shrink_worker`, 6.18) loops while the pool is
+//! above the accept threshold; each iteration is one `shrink_memcg` call, which walks exactly
+//! one entry of the LRU (`list_lru_walk_one` with `nr_to_walk = 1`, 6.8+): the tail entry,
+//! with the second chance (entries start referenced; a referenced one is cleared and rotated
+//! to the head, and that iteration wrote nothing back). An iteration that wrote nothing back
+//! (a rotation, an entry whose page is in the swap cache, an empty LRU) is a failure, and the
+//! run ends at the `MAX_RECLAIM_RETRIES`th (16) failure — counted over the whole run, a
+//! success does not reset it (6.11+, "fix global shrinker error handling logic"). The
+//! workqueue clears the work's PENDING bit as a run starts, so a store refused during the run
+//! queues it again and it runs once more right after; otherwise it sleeps until the next
+//! refusal. So a pool whose coldest entries are still referenced drains slowly: every
+//! referenced entry costs a failure, 16 of them end the run, and stores meanwhile go to the
+//! device. A written-back entry goes as `zswap_writeback_entry` does: a new swap-cache folio
+//! for the slot (skipped, and the entry kept, if one exists: the page was just swapped in),
+//! decompressed into, the entry freed (`zswpwb`, `written_back_pages`), the folio marked for
+//! reclaim and written through the swap device (`pswpout`); when the write completes it
+//! rotates to the inactive tail and reclaim frees it.
 //!
 //! The memory-pressure shrinker (6.8+, `zswap.shrinker_enabled`; `zswap_shrinker_count` /
 //! `zswap_shrinker_scan`) runs in every reclaim pass as `shrink_slab` runs a shrinker
@@ -41,13 +50,17 @@ const DEFAULT_SEEKS: u64 = 2;
 /// `SHRINK_BATCH`: the shrinker's batch (zswap sets none).
 const SHRINK_BATCH: u64 = 128;
 
-/// CPU of one step of the LRU walk that found nothing to write (`list_lru_walk_one` over a
-/// few entries under the LRU lock): an assumption of a microsecond.
+/// CPU of one iteration of the shrink worker (or one entry of the shrinker's walk) that wrote
+/// nothing back: `mem_cgroup_iter` to the group, `list_lru_walk_one` over one entry under the
+/// LRU lock, `cond_resched`. An assumption of a microsecond (not measured).
 const WALK_FAIL_NS: u64 = 1_000;
 
 /// The shrink worker (a kworker on `zswap_shrink_wq`).
 #[derive(Default)]
 pub struct ShrinkWorker {
+    /// A run of `shrink_worker` is under way.
+    running: bool,
+    /// Iterations of this run that wrote nothing back.
     failures: u32,
 }
 
@@ -57,26 +70,31 @@ impl KernelThread for ShrinkWorker {
     }
 
     fn step(&mut self, sim: &mut Sim, tid: u32) -> KthreadStep {
-        if !sim.swap.store.writeback_wanted() {
-            sim.swap.store.writeback_gave_up();
+        let clock = sim.tasks[tid as usize].clock;
+        if !self.running {
+            match sim.swap.writeback_queued_at.front() {
+                None => return KthreadStep::Sleep,
+                // queued later than now (by a reclaimer whose clock is ahead): run then
+                Some(&queued) if queued > clock => return KthreadStep::SleepUntil(queued),
+                Some(_) => {}
+            }
+            // The run takes every request queued so far (the workqueue clears PENDING as the
+            // work starts); one queued while it runs makes it run again right after.
+            let queued = &mut sim.swap.writeback_queued_at;
+            while queued.front().is_some_and(|&t| t <= clock) {
+                queued.pop_front();
+            }
+            self.running = true;
             self.failures = 0;
-            return KthreadStep::Sleep;
         }
-        let at = sim.tasks[tid as usize].clock;
-        match sim.zswap_writeback_one(at, Some(tid)) {
-            Some(cpu) => {
-                self.failures = 0;
-                sim.tasks[tid as usize].clock += cpu;
-            }
-            None => {
-                self.failures += 1;
-                sim.tasks[tid as usize].clock += WALK_FAIL_NS;
-                if self.failures >= MAX_RECLAIM_RETRIES {
-                    sim.swap.store.writeback_gave_up();
-                    self.failures = 0;
-                    return KthreadStep::Sleep;
-                }
-            }
+        let (cpu, wrote) = sim.zswap_shrink_memcg(clock, tid);
+        sim.tasks[tid as usize].clock += cpu;
+        if !wrote {
+            self.failures += 1;
+        }
+        // do { ... } while (zswap_total_pages() > thr), or the run's 16th failure
+        if self.failures >= MAX_RECLAIM_RETRIES || !sim.swap.store.writeback_above_target() {
+            self.running = false;
         }
         KthreadStep::Continue
     }
@@ -87,25 +105,37 @@ impl KernelThread for ShrinkWorker {
 }
 
 impl Sim {
-    /// Wake the store's writeback worker if the store wants it and it sleeps.
-    pub(crate) fn wake_store_writeback(&mut self) {
-        if let Some(tid) = self.swap.writeback_worker {
-            if self.tasks[tid as usize].state == crate::engine::TState::Sleeping && self.swap.store.writeback_wanted() {
-                let now = self.now;
-                self.wake(tid, now);
-            }
+    /// `queue_work(shrink_wq, &zswap_shrink_work)` by a store refused at time `at` (the
+    /// refusing reclaimer's clock, which may be ahead of the engine's: a reclaim pass is one
+    /// step). The request is kept with its time; a sleeping worker is woken by a timer then,
+    /// so that a reclaim pass's refusals reach the worker when they happen, not all at the
+    /// pass's start.
+    pub(crate) fn queue_store_writeback(&mut self, at: u64) {
+        let Some(tid) = self.swap.writeback_worker else { return };
+        let queued = &mut self.swap.writeback_queued_at;
+        let pos = queued.partition_point(|&t| t <= at);
+        queued.insert(pos, at);
+        // The earliest request arms the sleeping worker's timer (re-armed when an earlier one
+        // arrives); a running worker finds the requests when its run ends.
+        let asleep = matches!(self.tasks[tid as usize].state, crate::engine::TState::Sleeping | crate::engine::TState::Blocked);
+        if pos == 0 && asleep {
+            let when = at.max(self.now);
+            self.sleep_until(tid, when);
         }
     }
 
-    /// `zswap_writeback_entry` for the store's coldest entry at the worker's clock `at`;
-    /// returns the CPU it cost, or None when nothing could be written back. `worker`: the
-    /// shrink worker's task, which reclaims its memory cgroup to charge the new folio.
-    pub(crate) fn zswap_writeback_one(&mut self, at: u64, worker: Option<u32>) -> Option<u64> {
-        let (dev, slot) = self.swap.store.writeback_next()?;
-        if let Some(tid) = worker {
-            self.charge_writeback_folio(tid);
+    /// One `shrink_memcg` call of the shrink worker (task `worker`) at its clock `at`: one
+    /// entry of the LRU walked. Returns its CPU time and whether it wrote an entry back.
+    fn zswap_shrink_memcg(&mut self, at: u64, worker: u32) -> (u64, bool) {
+        let (dev, slot) = match self.swap.store.lru_walk_one() {
+            ShrinkerStep::Empty | ShrinkerStep::Rotated => return (WALK_FAIL_NS, false),
+            ShrinkerStep::Candidate(dev, slot) => (dev, slot),
+        };
+        self.charge_writeback_folio(worker);
+        match self.zswap_writeback_entry(dev, slot, at) {
+            Ok(cost) => (cost.total(), true),
+            Err(_) => (WALK_FAIL_NS, false),
         }
-        self.zswap_writeback_entry(dev, slot, at).ok().map(|c| c.total())
     }
 
     /// `__read_swap_cache_async` → `mem_cgroup_swapin_charge_folio`: the worker's new
@@ -205,7 +235,7 @@ impl Sim {
     fn zswap_shrinker_scan(&mut self, nr_to_walk: u64, sc: &mut ScanControl) -> (u64, bool) {
         let mut freed = 0;
         for _ in 0..nr_to_walk {
-            let (dev, slot) = match self.swap.store.shrinker_walk_one() {
+            let (dev, slot) = match self.swap.store.lru_walk_one() {
                 ShrinkerStep::Empty => break,
                 ShrinkerStep::Rotated => continue,
                 ShrinkerStep::Candidate(dev, slot) => (dev, slot),
