@@ -12,8 +12,12 @@
 //!
 //! A zspage is freed when its last object goes; objects are not moved (compaction is not
 //! modelled), so a pool that shrinks keeps the fragmentation the kernel would have until it
-//! compacts. Allocation fills the most recently used zspage with room first (zsmalloc's
-//! fullness lists pick an almost-full zspage; the difference is in which holes are left).
+//! compacts. Allocation takes the fullest zspage with room, as `find_get_zspage` does (6.3+):
+//! each class keeps its zspages on fullness lists by used share in tenths
+//! (`get_fullness_group`: ZS_INUSE_RATIO_10 .. _99, then _100 for a full one), a zspage that
+//! changes group goes to the head of its new list (`insert_zspage`), and an allocation takes
+//! the head of the fullest non-empty list below full. Filling the fullest zspages first leaves
+//! the pool's holes in few zspages, which empty and are freed as objects go.
 
 use crate::mm::PAGE_SIZE;
 
@@ -31,11 +35,19 @@ pub struct Handle {
     pub zspage: u32,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+/// `ZS_INUSE_RATIO_100`: the fullness group of a full zspage; groups 1..=10 are used shares
+/// of (0, 10 %) .. [90 %, 100 %) (`ZS_INUSE_RATIO_10` .. `ZS_INUSE_RATIO_99`).
+const FULL_GROUP: usize = 11;
+/// No list (a free zspage id, or a full zspage: allocation never looks at those).
+const NO_LIST: u32 = u32::MAX;
+
+#[derive(Clone, Copy, Debug)]
 struct Zspage {
     inuse: u32,
     live: bool,
-    on_partial: bool,
+    /// Fullness list links (NO_LIST at the ends / when not on a list).
+    prev: u32,
+    next: u32,
 }
 
 #[derive(Clone, Debug)]
@@ -45,8 +57,59 @@ struct Class {
     objs_per_zspage: u32,
     zspages: Vec<Zspage>,
     unused_ids: Vec<u32>,
-    /// Zspages with room (may hold stale ids; checked when popped).
-    partial: Vec<u32>,
+    /// Heads of the fullness lists of zspages with room, by group (index 1..=10).
+    fullness_head: [u32; FULL_GROUP],
+}
+
+impl Class {
+    /// `get_fullness_group` of a live zspage with `inuse` objects.
+    fn group(&self, inuse: u32) -> usize {
+        if inuse == self.objs_per_zspage {
+            FULL_GROUP
+        } else {
+            (100 * inuse / self.objs_per_zspage) as usize / 10 + 1
+        }
+    }
+
+    fn unlink(&mut self, z: u32, group: usize) {
+        let Zspage { prev, next, .. } = self.zspages[z as usize];
+        if prev == NO_LIST { self.fullness_head[group] = next } else { self.zspages[prev as usize].next = next }
+        if next != NO_LIST {
+            self.zspages[next as usize].prev = prev;
+        }
+        self.zspages[z as usize].prev = NO_LIST;
+        self.zspages[z as usize].next = NO_LIST;
+    }
+
+    /// `insert_zspage`: at the head of its group's list (a full zspage is on none here).
+    fn link(&mut self, z: u32, group: usize) {
+        if group == FULL_GROUP {
+            return;
+        }
+        let old = self.fullness_head[group];
+        self.zspages[z as usize].prev = NO_LIST;
+        self.zspages[z as usize].next = old;
+        if old != NO_LIST {
+            self.zspages[old as usize].prev = z;
+        }
+        self.fullness_head[group] = z;
+    }
+
+    /// Move zspage `z` from the group of `before` objects to the group of its objects now.
+    fn regroup(&mut self, z: u32, before: u32) {
+        let (from, to) = (self.group(before), self.group(self.zspages[z as usize].inuse));
+        if from != to {
+            if from != FULL_GROUP {
+                self.unlink(z, from);
+            }
+            self.link(z, to);
+        }
+    }
+
+    /// `find_get_zspage`: the head of the fullest non-empty list below full.
+    fn fullest_with_room(&self) -> Option<u32> {
+        (1..FULL_GROUP).rev().map(|g| self.fullness_head[g]).find(|&z| z != NO_LIST)
+    }
 }
 
 /// Why an allocation did not happen.
@@ -95,7 +158,7 @@ impl ZsPool {
                     continue;
                 }
             }
-            classes.push(Class { size, pages_per_zspage: pages, objs_per_zspage: objs, zspages: Vec::new(), unused_ids: Vec::new(), partial: Vec::new() });
+            classes.push(Class { size, pages_per_zspage: pages, objs_per_zspage: objs, zspages: Vec::new(), unused_ids: Vec::new(), fullness_head: [NO_LIST; FULL_GROUP] });
             class_of_index[i as usize] = (classes.len() - 1) as u16;
         }
         ZsPool { classes, class_of_index, pages: 0, objects: 0 }
@@ -117,19 +180,11 @@ impl ZsPool {
     pub fn alloc(&mut self, len: u32, free_pages: u64) -> Result<Handle, AllocError> {
         let ci = self.class_for(len);
         let c = &mut self.classes[ci as usize];
-        while let Some(&z) = c.partial.last() {
-            let zp = &mut c.zspages[z as usize];
-            if zp.live && zp.inuse < c.objs_per_zspage {
-                zp.inuse += 1;
-                if zp.inuse == c.objs_per_zspage {
-                    zp.on_partial = false;
-                    c.partial.pop();
-                }
-                self.objects += 1;
-                return Ok(Handle { class: ci, zspage: z });
-            }
-            zp.on_partial = false;
-            c.partial.pop();
+        if let Some(z) = c.fullest_with_room() {
+            c.zspages[z as usize].inuse += 1;
+            c.regroup(z, c.zspages[z as usize].inuse - 1);
+            self.objects += 1;
+            return Ok(Handle { class: ci, zspage: z });
         }
         if free_pages < c.pages_per_zspage as u64 {
             return Err(AllocError::NoPages(c.pages_per_zspage));
@@ -137,15 +192,13 @@ impl ZsPool {
         let z = match c.unused_ids.pop() {
             Some(z) => z,
             None => {
-                c.zspages.push(Zspage::default());
+                c.zspages.push(Zspage { inuse: 0, live: false, prev: NO_LIST, next: NO_LIST });
                 (c.zspages.len() - 1) as u32
             }
         };
-        let full = c.objs_per_zspage == 1;
-        c.zspages[z as usize] = Zspage { inuse: 1, live: true, on_partial: !full };
-        if !full {
-            c.partial.push(z);
-        }
+        c.zspages[z as usize] = Zspage { inuse: 1, live: true, prev: NO_LIST, next: NO_LIST };
+        let group = c.group(1);
+        c.link(z, group);
         self.pages += c.pages_per_zspage as u64;
         self.objects += 1;
         Ok(Handle { class: ci, zspage: z })
@@ -157,15 +210,18 @@ impl ZsPool {
         let zp = &mut c.zspages[h.zspage as usize];
         debug_assert!(zp.live && zp.inuse > 0);
         zp.inuse -= 1;
+        let inuse = zp.inuse;
         self.objects -= 1;
-        if zp.inuse == 0 {
-            zp.live = false;
-            zp.on_partial = false;
+        if inuse == 0 {
+            let group = c.group(1);
+            if group != FULL_GROUP {
+                c.unlink(h.zspage, group);
+            }
+            c.zspages[h.zspage as usize].live = false;
             c.unused_ids.push(h.zspage);
             self.pages -= c.pages_per_zspage as u64;
-        } else if !zp.on_partial {
-            zp.on_partial = true;
-            c.partial.push(h.zspage);
+        } else {
+            c.regroup(h.zspage, inuse + 1);
         }
     }
 
@@ -232,5 +288,21 @@ mod tests {
         assert_eq!(p.total_pages(), 1, "a partly used zspage stays");
         p.alloc(1016, 0).expect("the hole is reused without new pages");
         assert_eq!(p.recount(), (4, 1));
+    }
+
+    #[test]
+    fn allocation_fills_the_fullest_zspage_first() {
+        // find_get_zspage: two zspages of four 1024-byte chunks, one at 3/4 and one at 2/4
+        // (freed last): the next objects go to the fuller one, whatever was freed last.
+        let mut p = ZsPool::new(8);
+        let hs: Vec<Handle> = (0..8).map(|_| p.alloc(1016, u64::MAX).unwrap()).collect();
+        let (fuller, emptier) = (hs[0].zspage, hs[4].zspage);
+        assert_ne!(fuller, emptier);
+        p.free(hs[0]);
+        p.free(hs[4]);
+        p.free(hs[5]);
+        assert_eq!(p.alloc(1016, 0).unwrap().zspage, fuller, "the 3/4-full zspage first");
+        assert_eq!(p.alloc(1016, 0).unwrap().zspage, emptier, "then the other, the first being full");
+        assert_eq!(p.recount(), (7, 2));
     }
 }
