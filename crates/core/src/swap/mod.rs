@@ -46,6 +46,9 @@ pub struct SwapSystem {
     /// When the writeback worker was queued (`queue_work` by refused stores), in time order,
     /// not yet taken by a run of it (`zswap/shrinker.rs`).
     pub writeback_queued_at: std::collections::VecDeque<u64>,
+    /// The worker sleeps until the request queued at this time (its timer is armed for it);
+    /// None while it runs or sleeps with nothing queued.
+    pub writeback_worker_waits: Option<u64>,
     /// The most frames the pool held at once.
     pub pool_frames_max: u64,
     /// The frames zram devices' pools hold (charged to no memory cgroup).
@@ -84,7 +87,7 @@ impl SwapSystem {
         order.sort_by_key(|&i| (Reverse(areas[i].priority), i));
         let any_rotational = areas.iter().any(|s| s.rotational());
         let ra_name = crate::engine::resolve_readahead(&c.kernel.readahead, profile, c.kernel.vma_ra_enabled, any_rotational);
-        SwapSystem { areas, order, ra: readahead::build(&ra_name), ra_name, cache_bypass: profile >= Profile::V4_14, store: store::build(cfg), pool_frames: Vec::new(), writeback_worker: None, writeback_queued_at: Default::default(), pool_frames_max: 0, zram_frames: Vec::new(), shrinker_deferred: 0, token: crate::config::era_2_6_32(&c.kernel.profile).then(token::SwapToken::default) }
+        SwapSystem { areas, order, ra: readahead::build(&ra_name), ra_name, cache_bypass: profile >= Profile::V4_14, store: store::build(cfg), pool_frames: Vec::new(), writeback_worker: None, writeback_queued_at: Default::default(), writeback_worker_waits: None, pool_frames_max: 0, zram_frames: Vec::new(), shrinker_deferred: 0, token: crate::config::era_2_6_32(&c.kernel.profile).then(token::SwapToken::default) }
     }
 
     /// Free swap slots on all areas (`get_nr_swap_pages`).

@@ -72,10 +72,14 @@ impl KernelThread for ShrinkWorker {
     fn step(&mut self, sim: &mut Sim, tid: u32) -> KthreadStep {
         let clock = sim.tasks[tid as usize].clock;
         if !self.running {
+            sim.swap.writeback_worker_waits = None;
             match sim.swap.writeback_queued_at.front() {
                 None => return KthreadStep::Sleep,
                 // queued later than now (by a reclaimer whose clock is ahead): run then
-                Some(&queued) if queued > clock => return KthreadStep::SleepUntil(queued),
+                Some(&queued) if queued > clock => {
+                    sim.swap.writeback_worker_waits = Some(queued);
+                    return KthreadStep::SleepUntil(queued);
+                }
                 Some(_) => {}
             }
             // The run takes every request queued so far (the workqueue clears PENDING as the
@@ -113,13 +117,14 @@ impl Sim {
     pub(crate) fn queue_store_writeback(&mut self, at: u64) {
         let Some(tid) = self.swap.writeback_worker else { return };
         let queued = &mut self.swap.writeback_queued_at;
-        let pos = queued.partition_point(|&t| t <= at);
-        queued.insert(pos, at);
-        // The earliest request arms the sleeping worker's timer (re-armed when an earlier one
-        // arrives); a running worker finds the requests when its run ends.
-        let asleep = matches!(self.tasks[tid as usize].state, crate::engine::TState::Sleeping | crate::engine::TState::Blocked);
-        if pos == 0 && asleep {
+        queued.insert(queued.partition_point(|&t| t <= at), at);
+        // An idle worker's timer is armed for the earliest request (re-armed when an earlier
+        // one arrives); a running worker, or one blocked inside its run, finds the requests
+        // when its run ends.
+        let idle = self.swap.writeback_worker_waits.is_none() && self.tasks[tid as usize].state == crate::engine::TState::Sleeping;
+        if idle || self.swap.writeback_worker_waits.is_some_and(|w| at < w) {
             let when = at.max(self.now);
+            self.swap.writeback_worker_waits = Some(when);
             self.sleep_until(tid, when);
         }
     }
