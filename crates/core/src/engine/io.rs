@@ -109,6 +109,13 @@ impl Sim {
         self.tasks[tid as usize].state = TState::Blocked;
     }
 
+    /// `folio_wait_writeback`: sleep the task (in io_schedule, counted as iowait) until frame
+    /// `frame`'s writeback ends.
+    pub(crate) fn wait_on_writeback(&mut self, tid: u32, frame: u32) {
+        debug_assert!(self.mem.frames[frame as usize].has(PG_WRITEBACK));
+        self.wait_on_frame(tid, frame);
+    }
+
     /// Sleep the task until writeback progresses or `timeout` passes (reclaim_throttle).
     pub(crate) fn throttle_on_writeback(&mut self, tid: u32, timeout: u64) {
         // Before 5.16 this sleep was congestion_wait: io_schedule_timeout, counted as iowait.
@@ -284,6 +291,13 @@ impl Sim {
             fr.flags &= !(PG_RECLAIM | PG_ACTIVE);
             if fr.has(PG_LRU) {
                 self.reclaim.policy().rotate_reclaimable(&mut self.mem.frames, f, &mut self.stats.vm);
+            }
+        }
+        // folio_end_writeback wakes whoever waits on it (a legacy memcg reclaimer, §3.10 3(c)).
+        if let Some(ws) = self.io.frame_waiters.remove(&f) {
+            let now = self.now;
+            for w in ws {
+                self.wake(w, now);
             }
         }
     }

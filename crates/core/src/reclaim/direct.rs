@@ -37,6 +37,8 @@ enum MidPassStall {
     Request(DevRef),
     /// 3.x / 4.x `shrink_inactive_list`'s writeback stall.
     Writeback(WritebackWait),
+    /// Legacy memcg `shrink_folio_list`: `folio_wait_writeback` on this folio (§3.10 3(c)).
+    FolioWriteback(u32),
 }
 
 /// What a direct-reclaim call did.
@@ -99,6 +101,10 @@ impl Sim {
                     match stall {
                         MidPassStall::Request(dev) => self.wait_for_request(tid, dev),
                         MidPassStall::Writeback(wait) => self.writeback_sleep(tid, wait),
+                        MidPassStall::FolioWriteback(f) => {
+                            self.reclaim.folio_writeback_waits += 1;
+                            self.wait_on_writeback(tid, f);
+                        }
                     }
                     return DirectReclaim::Napping;
                 }
@@ -200,6 +206,10 @@ impl Sim {
         if let Some(dev) = sc.queue_full {
             sc.writeback_wait = None;
             return Some(MidPassStall::Request(dev));
+        }
+        if let Some(f) = sc.folio_wait.take() {
+            sc.writeback_wait = None;
+            return Some(MidPassStall::FolioWriteback(f));
         }
         let wait = sc.writeback_wait.filter(|w| w.mid_pass())?;
         sc.writeback_wait = None;

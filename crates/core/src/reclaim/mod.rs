@@ -67,6 +67,8 @@ pub struct ReclaimState {
     /// Direct reclaimers' sleeps in each era's writeback stall, by `WritebackWait` (kswapd's
     /// are `kswapd.writeback_sleeps`).
     pub writeback_sleeps: [u64; writeback_stall::WAIT_KINDS],
+    /// Legacy memcg reclaimers' waits on a folio's writeback (§3.10 step 3(c)).
+    pub folio_writeback_waits: u64,
     /// The task a direct reclaim runs for (the kernel's `current` in reclaim); None for
     /// kswapd and other kernel threads.
     pub current: Option<u32>,
@@ -76,7 +78,7 @@ pub struct ReclaimState {
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), all_unreclaimable: false, current: None, isolation: Default::default() }
+        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, all_unreclaimable: false, current: None, isolation: Default::default() }
     }
 
     /// The policy, outside its own reclaim passes.
@@ -133,6 +135,11 @@ pub struct ScanControl {
     /// The era's writeback stall this pass ends in (`writeback_stall.rs`): the reclaimer
     /// sleeps it, then goes on.
     pub writeback_wait: Option<writeback_stall::WritebackWait>,
+    /// Legacy memory-cgroup reclaim met this folio under writeback, already marked for
+    /// immediate reclaim, and waits for its write to end (`folio_wait_writeback`, §3.10 step
+    /// 3(c)): it and the rest of the batch wait with the reclaimer (deferred, as behind a full
+    /// queue), which resumes at the same priority and meets the folio again first.
+    pub(crate) folio_wait: Option<u32>,
     /// The reclaimer can sleep (not a readahead page's allocation, which is dropped rather
     /// than waited for).
     pub may_sleep: bool,
@@ -211,6 +218,7 @@ impl ScanControl {
             nr_unqueued_dirty: 0,
             queue_full: None,
             writeback_wait: None,
+            folio_wait: None,
             may_sleep: true,
             isolated_stall: None,
             isolated_recheck: None,
@@ -225,10 +233,17 @@ impl ScanControl {
         }
     }
 
-    /// The reclaimer sleeps inside this pass (too_many_isolated, a full request queue, or a
-    /// 3.x/4.x writeback stall in `shrink_inactive_list`): the pass scans no more.
+    /// The reclaimer sleeps inside this pass (too_many_isolated, a full request queue, a
+    /// legacy memcg's wait on a folio's writeback, or a 3.x/4.x writeback stall in
+    /// `shrink_inactive_list`): the pass scans no more.
     pub fn pass_stalled(&self) -> bool {
-        self.isolated_stall.is_some() || self.queue_full.is_some() || self.writeback_wait.is_some_and(|w| w.mid_pass())
+        self.isolated_stall.is_some() || self.batch_waits() || self.writeback_wait.is_some_and(|w| w.mid_pass())
+    }
+
+    /// The rest of the batch waits with the reclaimer (deferred): it sleeps for a request or
+    /// on a folio's writeback in the middle of `shrink_folio_list`.
+    pub fn batch_waits(&self) -> bool {
+        self.queue_full.is_some() || self.folio_wait.is_some()
     }
 
     /// `memset(&sc->nr, 0, ..)` at the start of `shrink_node`: the counts are the pass's.

@@ -122,7 +122,7 @@ impl Sim {
     /// the unmap, the page-out and the removal from its cache. `Reclaim` means freed.
     fn shrink_one_folio(&mut self, policy: &mut dyn LruPolicy, f: u32, sc: &mut ScanControl, batch: &mut Batch) -> Verdict {
         let fr = self.mem.frames[f as usize];
-        if sc.queue_full.is_some() {
+        if sc.batch_waits() {
             return Verdict::Deferred;
         }
         if fr.has(PG_LOCKED) {
@@ -187,6 +187,28 @@ impl Sim {
         Verdict::Reclaim
     }
 
+    /// Does this reclaimer wait for a PG_reclaim folio's writeback (§3.10 step 3(c))? Only a
+    /// memory cgroup's direct reclaim whose cgroup has no writeback throttling of its own:
+    /// * 3.11–4.1 (3.14 here): every memcg reclaim (`!global_reclaim(sc)`, 3.11's case 3);
+    /// * 4.2+ (4.14, 6.x): a cgroup v1 memcg (`!sane_reclaim(sc)`, `writeback_throttling_sane`
+    ///   since 5.x); cgroup v2 has cgroup writeback's dirty throttling and takes case (b).
+    ///
+    /// A folio reclaim wrote itself carries PG_reclaim from `pageout` (mm/vmscan.c `pageout`
+    /// sets it before `->writepage`; swap/io.rs), so such a reclaimer waits on the first of
+    /// its own writes it meets again. User allocations in the model have `__GFP_IO` and
+    /// `__GFP_FS` (`may_enter_fs`); a readahead page's charge cannot sleep in the model and
+    /// takes case (b). 2.6.28 waited only in lumpy reclaim's PAGEOUT_IO_SYNC (high orders).
+    fn reclaim_waits_on_writeback(&self, sc: &ScanControl) -> bool {
+        if sc.kswapd || !sc.memcg || !sc.may_sleep {
+            return false;
+        }
+        match self.profile {
+            Profile::V2_6_28 => false,
+            Profile::V3_14 => true,
+            Profile::V4_14 | Profile::V6 => self.cfg.config.machine.cgroup_version < 2,
+        }
+    }
+
     /// A folio met under writeback (§3.10 step 3), per era. 2.6.28 keeps it on the inactive
     /// list and waits for nothing (its synchronous wait is lumpy reclaim's, order > 3).
     /// 3.11+: (a) kswapd meeting a folio it marked before while the node is flagged
@@ -197,6 +219,12 @@ impl Sim {
     fn folio_under_writeback(&mut self, f: u32, sc: &mut ScanControl) -> Verdict {
         if self.profile == Profile::V2_6_28 {
             return Verdict::Keep;
+        }
+        if self.mem.frames[f as usize].has(PG_RECLAIM) && self.reclaim_waits_on_writeback(sc) {
+            // (c): legacy memcg reclaim has no dirty throttling to lean on; it waits for this
+            // folio's write and then looks at the folio again.
+            sc.folio_wait = Some(f);
+            return Verdict::Deferred;
         }
         if sc.kswapd && self.mem.frames[f as usize].has(PG_RECLAIM) && self.reclaim.pgdat_writeback {
             sc.nr_immediate += 1;
@@ -213,7 +241,7 @@ impl Sim {
     /// the pages go back to the list as base pages for the next pass.
     fn shrink_large_folio(&mut self, policy: &mut dyn LruPolicy, pages: &[u32], sc: &mut ScanControl, batch: &mut Batch) -> Verdict {
         let head = pages[0];
-        if sc.queue_full.is_some() {
+        if sc.batch_waits() {
             return Verdict::Deferred;
         }
         if pages.iter().any(|&p| self.mem.frames[p as usize].has(PG_LOCKED | PG_WRITEBACK | PG_DIRTY)) {

@@ -28,6 +28,12 @@
 //! direct reclaimers never sleep here in 3.14–6.x. Flags are cleared when the node is
 //! balanced (`clear_pgdat_congested`).
 //!
+//! Memory-cgroup reclaim without dirty throttling of its own (every memcg in 3.11–4.1, a
+//! cgroup v1 memcg since 4.2: `!sane_reclaim` / `!writeback_throttling_sane`) has one more
+//! wait, in `shrink_folio_list` itself: a folio it meets again under writeback with PG_reclaim
+//! set is waited for (`folio_wait_writeback`, §3.10 step 3(c)) and looked at again
+//! (`pageout.rs`, `folio_wait`; the rest of the batch waits with the reclaimer).
+//!
 //! The model: a stall inside `shrink_inactive_list` (3.14, 4.14) ends the pass, the reclaimer
 //! sleeps and resumes at the same priority, as after `too_many_isolated`; a stall after the
 //! node pass (6.x) is slept before the priority loop goes on. MGLRU's root reclaim returns

@@ -355,7 +355,7 @@ impl ClassicLru {
         } else {
             self.recent_rotated[!anon as usize] += activated;
         }
-        if sc.queue_full.is_none() {
+        if !sc.batch_waits() {
             sim.batch_writeback_stall(&res.stat, sc);
         }
         res.reclaimed

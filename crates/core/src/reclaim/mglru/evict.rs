@@ -51,7 +51,7 @@ impl MgLru {
             }
             scanned += delta;
             // should_abort_scan (root reclaim): the goal is met.
-            if scanned >= n as u64 || sc.nr_reclaimed >= sc.nr_to_reclaim || sc.queue_full.is_some() {
+            if scanned >= n as u64 || sc.nr_reclaimed >= sc.nr_to_reclaim || sc.batch_waits() {
                 break;
             }
         }
@@ -164,7 +164,7 @@ impl MgLru {
             self.add_folio(&mut sim.mem.frames, f, true, false);
         }
         let retry = self.put_back(sim, &res.keep, &res.activate, true);
-        if sc.queue_full.is_some() {
+        if sc.batch_waits() {
             // The batch ended asleep: not activated by a retry that would not run either.
             for f in retry {
                 self.add_folio(&mut sim.mem.frames, f, true, false);
