@@ -24,7 +24,8 @@ def _measured(bw=4096_000_000):
     dev = {"file": "/var/tmp/x", "quantiles": q, "seq_read_bytes_per_s": bw, "seq_write_bytes_per_s": bw,
            "parallelism": 4.2, "rand_read_ns": {"mean": 90000.0}}
     faults = {"resident_touch_ns": 7.0, "minor_fault_ns": 1500.0, "cache_hit_fault_ns": 900.0,
-              "major_fault_cpu_ns": 12000.0, "cached_read_ns": 1100.0, "new_page_write_ns": 2900.0}
+              "major_fault_cpu_ns": 12000.0, "cached_read_ns": 1100.0, "new_page_write_ns": 2900.0,
+              "fault_around_page_ns": 130.0}
     return {"device": dev, "faults": faults}
 
 
@@ -40,6 +41,7 @@ def test_fit_keeps_median_and_tail_as_tables_of_access_time():
     assert device["read_access_writing"]["ns"][P.index(0.5)] > t["ns"][P.index(0.5)]
     assert all(a <= b for a, b in zip(t["ns"], t["ns"][1:]))
     assert costs["major_fault_cpu_ns"] == 12000 and costs["cache_hit_fault_ns"] == 900
+    assert costs["fault_around_page_ns"] == 130, "each page fault-around maps has its own cost"
     assert costs["syscall_page_ns"] == 1100, "a cached page's read() is the syscall cost"
     assert costs["new_page_write_ns"] == 1800, "a new page's write() beyond a cached read()"
 

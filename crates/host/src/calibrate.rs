@@ -95,7 +95,10 @@ pub struct FaultReport {
     pub pages: u64,
     pub resident_touch_ns: f64,
     pub minor_fault_ns: f64,
+    /// A cache-hit fault that maps its one page (no cached neighbour for fault-around).
     pub cache_hit_fault_ns: f64,
+    /// Each further page a cache-hit fault maps by fault-around, its first touch included.
+    pub fault_around_page_ns: f64,
     /// Wall time of a major fault (device read included).
     pub major_fault_ns: f64,
     /// The faulting thread's CPU time per major fault (the read's wait excluded).
@@ -329,6 +332,10 @@ fn read_iops_by_queue_depth(path: &Path, pages: u64, seconds: f64) -> io::Result
     Ok(read_qd)
 }
 
+/// Every how many pages the lone cache-hit measurement caches one: past fault-around's
+/// 64 KiB window, so that no fault finds a cached neighbour to map.
+const LONE_STRIDE: usize = 32;
+
 /// Fault costs through the real kernel, with `pages` pages per measurement. The file for the
 /// cache-hit and major-fault measurements lives in `dir` (a disk file system).
 ///
@@ -343,7 +350,7 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
     let mut scratch = Histogram::default();
     // A file with real data, cached.
     let path = dir.join(format!("swaplab-calibrate-faults-{}.data", std::process::id()));
-    let result = (|| -> io::Result<(f64, f64, f64, Histogram)> {
+    let result = (|| -> io::Result<((f64, f64), f64, f64, Histogram)> {
         {
             use std::io::Write;
             let mut f = std::fs::File::create(&path)?;
@@ -382,16 +389,38 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
             return Err(io::Error::new(io::ErrorKind::Other, format!("expected ~{pages} major faults, the kernel counted {}", maj1 - maj0)));
         }
         let major = h.sum() as f64 / h.count().max(1) as f64;
-        Ok((fault_cost(hit_cpu, hits, pages, resident), major, fault_cost(major_cpu, (maj1 - maj0) as f64, pages, resident), h))
+        drop(map);
+        // A cache hit that maps its page alone: only every LONE_STRIDE-th page cached (read
+        // with readahead off), so fault-around finds no neighbour to map. The every-page pass
+        // above mapped `pages / hits` per fault: the rest of its cost per fault is theirs.
+        // SAFETY: valid fd.
+        unsafe {
+            libc::posix_fadvise(fd.0, 0, 0, libc::POSIX_FADV_DONTNEED);
+            libc::posix_fadvise(fd.0, 0, 0, libc::POSIX_FADV_RANDOM);
+        }
+        let buf = Region::map(PAGE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
+        let lone_pages: Vec<usize> = (0..pages as usize).step_by(LONE_STRIDE).collect();
+        for &p in &lone_pages {
+            pio(&fd, &buf, PAGE, (p * PAGE) as u64, false)?;
+        }
+        let map = Region::map(len, libc::MAP_SHARED, fd.0)?;
+        map.advise(libc::MADV_RANDOM);
+        let (lone_cpu, lone_faults) = pass(&map, &mut lone_pages.iter().copied(), false, &mut scratch);
+        let lone = fault_cost(lone_cpu, lone_faults, lone_pages.len() as u64, resident);
+        let per_fault = fault_cost(hit_cpu, hits, pages, resident);
+        let mapped_per_fault = pages as f64 / hits.max(1.0);
+        let around = if mapped_per_fault > 1.0 { ((per_fault - lone) / (mapped_per_fault - 1.0)).max(0.0) } else { 0.0 };
+        Ok(((lone, around), major, fault_cost(major_cpu, (maj1 - maj0) as f64, pages, resident), h))
     })();
     let _ = std::fs::remove_file(&path);
-    let (hit, major, major_cpu, h) = result?;
+    let ((hit, fault_around_page_ns), major, major_cpu, h) = result?;
     let (new_page_write_ns, cached_read_ns) = buffered_io_costs(dir, pages)?;
     Ok(FaultReport {
         pages,
         resident_touch_ns: resident,
         minor_fault_ns: minor,
         cache_hit_fault_ns: hit,
+        fault_around_page_ns,
         major_fault_ns: major,
         major_fault_cpu_ns: major_cpu,
         major_fault_pct: h.percentiles(),
