@@ -121,7 +121,7 @@ def fit(m: Dict[str, Any], disk: Optional[str], rot: Optional[bool]) -> Tuple[Di
         "minor_fault_ns": max(1, int(round(f["minor_fault_ns"]))),
         "cache_hit_fault_ns": hit,
         # each further page fault-around maps (a cache-hit fault on a fully cached file)
-        "fault_around_page_ns": max(0, int(round(f.get("fault_around_page_ns", 0.0)))),
+        "fault_around_page_ns": max(0, int(round(f["fault_around_page_ns"]))),
         # the faulting thread's CPU per major fault (the read's wait is the device's)
         "major_fault_cpu_ns": max(hit, int(round(f["major_fault_cpu_ns"]))),
         # buffered read()/write() as the worker makes them: a cached page's read(), and what a

@@ -102,11 +102,21 @@ impl Sim {
         self.now = saved_now;
     }
 
-    /// Block the current task until `frame`'s read completes.
+    /// Block the current task until `frame`'s read or writeback completes.
     pub(crate) fn wait_on_frame(&mut self, tid: u32, frame: u32) {
         self.io.frame_waiters.entry(frame).or_default().push(tid);
         self.io_schedule(tid);
         self.tasks[tid as usize].state = TState::Blocked;
+    }
+
+    /// Wake the tasks waiting on `frame` (its read ended, or its writeback).
+    fn wake_frame_waiters(&mut self, frame: u32) {
+        if let Some(ws) = self.io.frame_waiters.remove(&frame) {
+            let now = self.now;
+            for w in ws {
+                self.wake(w, now);
+            }
+        }
     }
 
     /// `folio_wait_writeback`: sleep the task (in io_schedule, counted as iowait) until frame
@@ -271,11 +281,7 @@ impl Sim {
         } else {
             for &f in &req.frames {
                 self.mem.frames[f as usize].flags &= !PG_LOCKED;
-                if let Some(ws) = self.io.frame_waiters.remove(&f) {
-                    for w in ws {
-                        self.wake(w, now);
-                    }
-                }
+                self.wake_frame_waiters(f);
             }
         }
     }
@@ -294,11 +300,6 @@ impl Sim {
             }
         }
         // folio_end_writeback wakes whoever waits on it (a legacy memcg reclaimer, §3.10 3(c)).
-        if let Some(ws) = self.io.frame_waiters.remove(&f) {
-            let now = self.now;
-            for w in ws {
-                self.wake(w, now);
-            }
-        }
+        self.wake_frame_waiters(f);
     }
 }
