@@ -76,3 +76,15 @@ def test_read_tables_keep_only_the_wait_not_the_submitters_cpu():
     assert without["read_access_sequential_writing"]["ns"][mid] - with_cpu["read_access_sequential_writing"]["ns"][mid] == 21000
     assert with_cpu["read_latency_ns"] == with_cpu["read_access"]["ns"][mid]
     assert with_cpu["write_access"] == without["write_access"], "writes keep their whole time"
+
+
+def test_fit_names_the_read_submission_part_of_the_major_fault_cpu():
+    # A store-served swap-in submits no read, so the simulator takes this part off the major
+    # fault's CPU; it is the QD1 read's submitting CPU, leaving at least a cache-hit fault.
+    m = _measured()
+    assert fit(m, "vda", True)[1]["read_submit_cpu_ns"] == 0, "no CPU measured, nothing to take off"
+    m["device"]["qd1_cpu_ns"] = {"rand_read": 10500.0}
+    assert fit(m, "vda", True)[1]["read_submit_cpu_ns"] == 10500
+    m["device"]["qd1_cpu_ns"] = {"rand_read": 11800.0}
+    costs = fit(m, "vda", True)[1]
+    assert costs["read_submit_cpu_ns"] == 12000 - 900, "a major fault keeps a cache-hit fault's CPU"

@@ -555,3 +555,44 @@ fn zram_zswap_and_frontswap_compare_on_one_workload() {
     assert_eq!(v(&zswap, "pswpout"), 0);
     assert!(v(&front, "pswpout") == 0 && front.store.as_ref().unwrap().pool_pages_max == 0);
 }
+
+/// Task 0's elapsed time and major faults.
+fn task_time_and_majors(res: &SimResult) -> (u64, u64) {
+    (res.tasks[0].elapsed_ns, res.tasks[0].major_faults)
+}
+
+#[test]
+fn store_served_swapin_pays_no_read_submission_cpu() {
+    // A calibrated major fault's CPU contains the submission of its device read (driver,
+    // completion interrupt; ~31 of ~33 us on a virtio disk). A swap-in the store serves
+    // submits no read: with zswap large enough for everything, the figure's submission part
+    // comes off every major fault; with swap to the device only, every major fault still
+    // pays it, so the run is as slow as with the whole figure charged up front.
+    const SUBMIT_NS: u64 = 28_000;
+    let costs = |submit: u64| vec!["costs.major_fault_cpu_ns=30000".to_string(), format!("costs.read_submit_cpu_ns={submit}")];
+    let zswap = with(ZSWAP, &["zswap.max_pool_percent=50"]);
+    let run = |extra: &[String], submit: u64| {
+        let ov: Vec<String> = extra.iter().cloned().chain(costs(submit)).collect();
+        run_checked(BASE, &refs(&ov))
+    };
+    let (whole, split) = (run(&zswap, 0), run(&zswap, SUBMIT_NS));
+    assert_eq!((v(&whole, "pswpin"), v(&split, "pswpin")), (0, 0), "every swap-in is a store hit or a zero page");
+    let ((t_whole, majors), (t_split, _)) = (task_time_and_majors(&whole), task_time_and_majors(&split));
+    assert!(majors > 1000, "the run swaps in: {majors} major faults");
+    let saved = t_whole as f64 - t_split as f64;
+    let expect = (majors * SUBMIT_NS) as f64;
+    assert!((saved - expect).abs() < 0.1 * expect, "saved {saved} ns, expected ~{expect} ({majors} faults x {SUBMIT_NS} ns)");
+
+    let (whole, split) = (run(&[], 0), run(&[], SUBMIT_NS));
+    assert!(v(&whole, "pswpin") > 1000, "device swap-ins: {}", v(&whole, "pswpin"));
+    let ((t_whole, _), (t_split, _)) = (task_time_and_majors(&whole), task_time_and_majors(&split));
+    let diff = (t_split as f64 - t_whole as f64).abs() / t_whole as f64;
+    assert!(diff < 0.02, "device swap-ins pay the whole figure either way: {t_whole} vs {t_split} ns");
+}
+
+#[test]
+fn read_submission_cpu_above_the_major_fault_cpu_is_one_clear_error() {
+    let ov: Vec<String> = ["costs.major_fault_cpu_ns=2000", "costs.read_submit_cpu_ns=3000"].iter().map(|s| s.to_string()).collect();
+    let e = swaplab_core::config::load(BASE, "t.toml", &ov).err().expect("accepted a submission part above the whole");
+    assert!(e.to_string().contains("costs.read_submit_cpu_ns") && e.to_string().contains("major_fault_cpu_ns (2000 ns)"), "{e}");
+}

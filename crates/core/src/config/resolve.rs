@@ -102,6 +102,9 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
     if !(100..=1000).contains(&cfg.kernel.hz) {
         return Err(at("kernel.hz", "expected 100..=1000".into()));
     }
+    if cfg.costs.read_submit_cpu_ns > cfg.costs.major_fault_cpu_ns {
+        return Err(at("costs.read_submit_cpu_ns", format!("expected at most costs.major_fault_cpu_ns ({} ns): it is the part of a major fault's CPU that submitting its read costs, got {}", cfg.costs.major_fault_cpu_ns, cfg.costs.read_submit_cpu_ns)));
+    }
     check_dirty_knobs(&cfg.kernel).map_err(|(key, msg)| at(key, msg))?;
     cfg.pagecache.validate().map_err(|(key, msg)| at(key, msg))?;
     if cfg.pagecache.large_folios && (profile != Profile::V6 || cfg.kernel.reclaim != "classic") {

@@ -289,8 +289,19 @@ pub struct Costs {
     /// reference, rmap and set_pte; no I/O, no fault entry). Estimate: a few cache-missing
     /// atomics, ~10% of a cache-hit fault.
     pub fault_around_page_ns: u64,
-    /// CPU of a major fault besides the I/O: swap-cache insert, charge, PTE update.
+    /// CPU of a major fault that reads its page from a block device: swap-cache insert,
+    /// charge, PTE update, and the submission of the read (`read_submit_cpu_ns` of it).
     pub major_fault_cpu_ns: u64,
+    /// The part of `major_fault_cpu_ns` that submitting the device read costs the faulting
+    /// task (syscall-free here: block layer, driver submission, completion interrupt — on a
+    /// virtual disk the exits to the hypervisor). A swap-in served without a block request
+    /// (zswap or frontswap hit, zero map, a synchronous device read in place) pays
+    /// `major_fault_cpu_ns` less this; a fault pays it for each flush of its plugged device
+    /// reads. Default 0: the built-in figure of 2 us has no submission in it (the model's
+    /// block-layer stages are charged per request). `swaplab calibrate` measures it as the
+    /// submitting thread's CPU per QD1 4 KiB O_DIRECT read (this VM: 31-32 us of a 32-36 us
+    /// major fault, 2026-11-26).
+    pub read_submit_cpu_ns: u64,
     /// Reclaim: isolating and checking one LRU page.
     pub scan_page_ns: u64,
     /// Reclaim: one VMA visited by a reverse-map walk (`page_vma_mapped_walk`, called per VMA
@@ -360,6 +371,7 @@ impl Default for Costs {
             cache_hit_fault_ns: 600,
             fault_around_page_ns: 60,
             major_fault_cpu_ns: 2_000,
+            read_submit_cpu_ns: 0,
             scan_page_ns: 100,
             rmap_walk_ns: 150,
             unmap_ns: 250,

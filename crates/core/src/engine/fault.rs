@@ -241,7 +241,9 @@ impl Sim {
             vma.swapents -= 1;
             self.mem.frames[f as usize].flags |= PG_DIRTY;
             self.put_swap_ref(dev, slot);
-            self.tasks[tid as usize].clock += self.costs.major_fault_cpu_ns + cpu_ns;
+            // Read in place (a store hit, zram, a synchronous device): no block request was
+            // submitted, so none of the read-submission CPU.
+            self.tasks[tid as usize].clock += self.costs.major_fault_cpu_ns - self.costs.read_submit_cpu_ns + cpu_ns;
             self.count_fault(tid, true);
             return Outcome::Done;
         }

@@ -101,7 +101,9 @@ impl Sim {
             Window::Slots { lo, .. } => lo as u64,
             Window::Virtual { start, .. } => start,
         };
-        self.tasks[tid as usize].clock += self.costs.major_fault_cpu_ns;
+        // The fault's own CPU; submitting its device reads is charged when they are flushed
+        // (`submit_window_reads`): a window the store served submits nothing.
+        self.tasks[tid as usize].clock += self.costs.major_fault_cpu_ns - self.costs.read_submit_cpu_ns;
         let cont = ReadaheadCont { window, next, dev, slot, v, fault_vpn };
         let plugs = SwapPlugs::for_task(self.swap.areas.len(), tid);
         self.read_window(tid, cpu, WindowRead { cont, target: Some(target), held: None, store_cpu: 0, plugs })
@@ -238,10 +240,13 @@ impl Sim {
     }
 
     /// Submit the window's plugged reads now, charging the store hits' and the submission's
-    /// CPU to the task.
+    /// CPU to the task: the block layer's stages per request, and `read_submit_cpu_ns` for a
+    /// flush that sends the device anything (the driver's submission and completion, which
+    /// the measured major-fault CPU contains; a store hit or the zero map sends nothing).
     fn submit_window_reads(&mut self, tid: u32, w: &mut WindowRead) {
         let plugs = std::mem::replace(&mut w.plugs, SwapPlugs::for_task(self.swap.areas.len(), tid));
-        let at = self.tasks[tid as usize].clock + std::mem::take(&mut w.store_cpu);
+        let driver_ns = if plugs.is_empty() { 0 } else { self.costs.read_submit_cpu_ns };
+        let at = self.tasks[tid as usize].clock + std::mem::take(&mut w.store_cpu) + driver_ns;
         let cpu_ns = plugs.submit(self, at).total();
         self.tasks[tid as usize].clock = at + cpu_ns;
     }

@@ -49,6 +49,11 @@ impl SwapPlugs {
         SwapPlugs { plugs: (0..areas).map(|_| Plug { owner: Some(tid), ..Plug::default() }).collect() }
     }
 
+    /// Nothing plugged on any area.
+    pub fn is_empty(&self) -> bool {
+        self.plugs.iter().all(Plug::is_empty)
+    }
+
     /// Requests already queued in the plug for area `dev`.
     pub fn queued(&self, dev: usize) -> u64 {
         self.plugs[dev].requests.len() as u64
