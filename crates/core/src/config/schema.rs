@@ -289,8 +289,10 @@ pub struct Costs {
     /// reference, rmap and set_pte; no I/O, no fault entry). Estimate: a few cache-missing
     /// atomics, ~10% of a cache-hit fault.
     pub fault_around_page_ns: u64,
-    /// CPU of a major fault that reads its page from a block device: swap-cache insert,
-    /// charge, PTE update, and the submission of the read (`read_submit_cpu_ns` of it).
+    /// CPU of a major fault that reads its page from a block device, besides the I/O and its
+    /// retry: allocation, swap-cache insert, charge, and the submission of the read
+    /// (`read_submit_cpu_ns` of it). The retry after the read, which finds the folio cached
+    /// and maps it, pays `cache_hit_fault_ns`; calibrate measures the two together.
     pub major_fault_cpu_ns: u64,
     /// The part of `major_fault_cpu_ns` that submitting the device read costs the faulting
     /// task (syscall-free here: block layer, driver submission, completion interrupt — on a

@@ -9,11 +9,6 @@ use crate::mm::*;
 use super::swapin_window::WindowEnd;
 use crate::workload::Touch;
 
-/// A major fault charges `costs.major_fault_cpu_ns` before it sleeps on its read (allocation,
-/// swap-cache insert, submission) and this fraction of it again when it is retried after the
-/// read (folio lock, PTE and rmap update): 1 / MAJOR_FAULT_RETRY_SHARE.
-const MAJOR_FAULT_RETRY_SHARE: u64 = 2;
-
 pub(crate) enum Outcome {
     /// Handled; the task's clock includes the fault's cost.
     Done,
@@ -208,7 +203,11 @@ impl Sim {
             }
             let major = std::mem::take(&mut self.tasks[tid as usize].fault_was_major);
             self.map_swapped_in(tid, v, page, f, dev, slot, touch.write, shmem);
-            self.tasks[tid as usize].clock += if major { self.costs.major_fault_cpu_ns / MAJOR_FAULT_RETRY_SHARE } else { self.costs.cache_hit_fault_ns };
+            // A major fault paid `major_fault_cpu_ns` before it slept on its read; its retry
+            // finds the folio in the swap cache and maps it, a cache hit's work, as a file
+            // fault's retry does. `swaplab calibrate` measures a major fault's whole CPU (both
+            // attempts, thread CPU time), so charging the retry more would count it twice.
+            self.tasks[tid as usize].clock += self.costs.cache_hit_fault_ns;
             if touch.write && self.mem.vmas[v as usize].ptes[page] & PTE_WRITE == 0 {
                 // Mapped read-only because others share it: the write copies it.
                 let out = self.do_wp_page(tid, cpu, v, touch);
