@@ -9,9 +9,7 @@ published and simulated figures are compared as ratios to the baseline variant o
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import os
-import signal
 import sys
 import time
 from dataclasses import dataclass
@@ -20,6 +18,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from . import _core, metrics, tomlio
 from .experiments import RULE, Experiment, verdict
 from .scale import scale_overrides, scale_workload
+from .workers import imap_unordered
 
 
 class CellError(ValueError):
@@ -109,9 +108,8 @@ def _compact(out: str) -> Dict[str, Any]:
 
 
 def _worker_init() -> None:
-    """A pool worker leaves Ctrl-C to the parent (which terminates the pool) and dies with it:
+    """A pool worker (which leaves Ctrl-C to the parent: ``workers``) dies with the parent:
     a worker outliving a killed parent would only print BrokenPipe tracebacks."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         _core.host_die_with_parent()
 
@@ -192,17 +190,12 @@ def run_jobs(jobs: List[Job], n_jobs: int, progress: Progress) -> Dict[int, Tupl
         for job in jobs:
             take(_run_here(job))
         return results
-    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    pool = ctx.Pool(n_jobs, initializer=_worker_init)
+    stream = imap_unordered(_run_in_worker, jobs, n_jobs, initializer=_worker_init)
     try:
-        for item in pool.imap_unordered(_run_in_worker, jobs, chunksize=1):
+        for item in stream:
             take(item)
-        pool.close()
-    except BaseException:
-        pool.terminate()
-        raise
     finally:
-        pool.join()
+        stream.close()  # a rejected cell or Ctrl-C: terminates the pool
     return results
 
 

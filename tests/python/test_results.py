@@ -117,3 +117,43 @@ def test_bench_prints_figures():
         assert key in figures and figures[key] > 0, key
     proc = run_cli("bench", "--quick", timeout=900)
     assert proc.returncode == 0 and "resident_touches_per_s" in proc.stdout
+
+
+# Run the CLI with os.fork wrapped so that the n-th forked pool worker and the parent both get
+# SIGINT right after the fork, before the worker's initializer could ignore it: what a
+# terminal's Ctrl-C (sent to the whole process group) does when it lands while the pool starts.
+_CTRL_C_AT_FORK = """
+import os, signal, sys
+n, real_fork, forks = int(sys.argv[1]), os.fork, [0]
+def fork():
+    forks[0] += 1
+    pid = real_fork()
+    if pid == 0 and forks[0] == n:
+        os.kill(os.getppid(), signal.SIGINT)
+        os.kill(os.getpid(), signal.SIGINT)
+    return pid
+os.fork = fork
+from swaplab.cli import main
+sys.argv = ["swaplab", *sys.argv[2:]]
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("nth_fork", [1, 2])
+@pytest.mark.parametrize("command", ["reproduce", "sweep"])
+def test_ctrl_c_while_the_pool_starts_exits_130_once(tmp_path, command, nth_fork):
+    if command == "reproduce":
+        args = ["reproduce", "vma-ra-2017-combined", "--jobs", "2", "--json", tmp_path / "out" / "rep.json"]
+    else:
+        (tmp_path / "w.toml").write_text((EXAMPLES / "quick.toml").read_text())
+        (tmp_path / "g.toml").write_text(f'workload = "{tmp_path / "w.toml"}"\nname = "g"\n[axes]\n'
+                                         'kernel.page_cluster = [0, 1, 2, 3]\n')
+        args = ["sweep", tmp_path / "g.toml", "--out", tmp_path / "store", "--jobs", "2"]
+    proc = subprocess.run([sys.executable, "-c", _CTRL_C_AT_FORK, str(nth_fork), *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 130, proc.stderr
+    assert "Traceback" not in proc.stderr
+    # only the program reports the interruption: a worker that caught Ctrl-C would print it too
+    assert proc.stderr.count("interrupted") == 1, proc.stderr
+    if command == "reproduce":
+        assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []

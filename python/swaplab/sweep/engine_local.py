@@ -1,24 +1,18 @@
 """The local engine: a process pool on this machine (``--jobs``, default all cores).
 
 Workers are forked (the simulator's extension is already loaded), ignore SIGINT (Ctrl-C goes to
-the sweep, which terminates the pool), and take one point at a time so that long and short
-points balance. With one job the points run in the sweep's own process, stoppable mid-point.
+the sweep, which terminates the pool; ``workers`` keeps that true while the pool starts), and
+take one point at a time so that long and short points balance. With one job the points run in the sweep's own process, stoppable mid-point.
 """
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import signal
-import sys
 from typing import Iterator, List, Tuple
 
+from ..workers import imap_unordered
 from .work import Outcome, simulate_point
 
 Task = Tuple[str, str, str, List[str]]      # (key, workload text, source, overrides)
-
-
-def _ignore_sigint() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run(task: Task) -> Tuple[str, Outcome]:
@@ -34,17 +28,7 @@ def run(tasks: List[Task], jobs: int) -> Iterator[Tuple[str, Outcome]]:
     if jobs == 1:
         yield from _run_here(tasks)
         return
-    ctx = mp.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    pool = ctx.Pool(jobs, initializer=_ignore_sigint)
-    clean = False
-    try:
-        yield from pool.imap_unordered(_run, tasks, chunksize=1)
-        pool.close()
-        clean = True
-    finally:
-        if not clean:
-            pool.terminate()
-        pool.join()
+    yield from imap_unordered(_run, tasks, jobs)
 
 
 def _run_here(tasks: List[Task]) -> Iterator[Tuple[str, Outcome]]:
