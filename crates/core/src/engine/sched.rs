@@ -195,7 +195,7 @@ impl Sim {
         }
         // A reclaimer that slept (or was preempted) holding a batch isolated is done with it.
         self.reclaim.isolation.release(tid, clock);
-        let mut horizon = self.events.peek_time().max(now).saturating_add(self.sched.quantum);
+        let mut horizon = self.event_horizon();
         if !self.sched.runq.is_empty() {
             horizon = horizon.min(slice_end.max(clock + 1));
         }
@@ -203,6 +203,12 @@ impl Sim {
             TaskKind::Kernel(k) => self.kthread_step(k, tid, cpu),
             TaskKind::User => self.run_user(tid, cpu, horizon),
         }
+    }
+
+    /// How far a running task may go before it must return to the event loop: the next
+    /// event's time plus the sync quantum (engine/mod.rs).
+    pub(super) fn event_horizon(&self) -> u64 {
+        self.events.peek_time().max(self.now).saturating_add(self.sched.quantum)
     }
 
     /// Continue the task on `cpu` at its clock (after kernel work that did not block).

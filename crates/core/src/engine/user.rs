@@ -91,7 +91,7 @@ impl Sim {
         out
     }
 
-    pub(super) fn run_user(&mut self, tid: u32, cpu: usize, horizon: u64) {
+    pub(super) fn run_user(&mut self, tid: u32, cpu: usize, mut horizon: u64) {
         loop {
             let (slow, stop) = self.run_resident(tid, horizon);
             if stop {
@@ -119,6 +119,8 @@ impl Sim {
                         if self.dirty_pause(tid, cpu) {
                             return;
                         }
+                        // The kernel work may have woken a task or queued an event.
+                        horizon = horizon.min(self.event_horizon());
                         if self.tasks[tid as usize].clock >= horizon {
                             self.continue_on_cpu(tid, cpu);
                             return;
@@ -152,6 +154,7 @@ impl Sim {
                     if self.dirty_pause(tid, cpu) {
                         return;
                     }
+                    horizon = horizon.min(self.event_horizon());
                     let t = &self.tasks[tid as usize];
                     if t.clock >= horizon {
                         self.continue_on_cpu(tid, cpu);

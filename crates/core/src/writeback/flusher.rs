@@ -240,11 +240,14 @@ impl Sim {
         matches!(t.state, TState::Sleeping | TState::Blocked) && !self.wb.flusher_wants_slots
     }
 
-    fn wake_flusher(&mut self) {
+    /// Wake the flusher at `at`: the clock of the task that asks (a writer running ahead of
+    /// the event clock by up to the sync quantum must not have its dirty pages written
+    /// before it dirtied them).
+    fn wake_flusher(&mut self, at: u64) {
         if self.flusher_asleep() {
             self.wb.flusher_timer = None;
-            let (f, now) = (self.wb.flusher, self.now);
-            self.wake(f, now);
+            let f = self.wb.flusher;
+            self.wake(f, at);
         }
     }
 
@@ -259,17 +262,18 @@ impl Sim {
         self.sleep_until(f, at);
     }
 
-    /// `wb_start_background_writeback`.
-    pub(crate) fn wb_start_background_writeback(&mut self) {
+    /// `wb_start_background_writeback`, by a writer whose clock is `at`.
+    pub(crate) fn wb_start_background_writeback(&mut self, at: u64) {
         if !self.wb.background {
             self.wb.background = true;
-            self.wake_flusher();
+            self.wake_flusher(at);
         }
     }
 
     /// `wakeup_flusher_threads(WB_REASON_VMSCAN)`: write everything dirty now.
     pub(crate) fn wakeup_flusher_threads(&mut self) {
         self.wb.flush_all = self.wb.flush_all.max(self.wb.nr_dirty);
-        self.wake_flusher();
+        let now = self.now;
+        self.wake_flusher(now);
     }
 }

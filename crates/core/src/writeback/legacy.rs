@@ -73,7 +73,8 @@ impl Sim {
         t.legacy_written = 0;
         t.legacy_loop = false;
         if self.wb.nr_dirty > g.bg_thresh {
-            self.wb_start_background_writeback();
+            let clock = self.tasks[tid as usize].clock;
+            self.wb_start_background_writeback(clock);
         }
     }
 

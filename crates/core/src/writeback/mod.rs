@@ -237,8 +237,9 @@ impl Sim {
         let hz = self.cfg.config.kernel.hz as u64;
         let now = self.tasks[tid as usize].clock / self.jiffy_ns;
         let (mut g, m) = self.dirty_domains();
+        let clock = self.tasks[tid as usize].clock;
         if self.wb.nr_dirty > g.bg_thresh {
-            self.wb_start_background_writeback();
+            self.wb_start_background_writeback(clock);
         }
         let free_g = g.dirty <= throttle::freerun_ceiling(g.thresh, g.bg_thresh);
         let free_m = m.map_or(true, |(m, _)| m.dirty <= throttle::freerun_ceiling(m.thresh, m.bg_thresh));
@@ -251,7 +252,7 @@ impl Sim {
             t.nr_dirtied_pause = intv.min(m_intv);
             return;
         }
-        self.wb_start_background_writeback();
+        self.wb_start_background_writeback(clock);
         let bw = self.wb.avg_write_bandwidth;
         g.pos_ratio = throttle::position_ratio(&g, self.wb.global_limit.max(g.thresh), bw);
         let mut exceeded = g.dirty > g.thresh;
