@@ -21,8 +21,9 @@ enum Verdict {
     Keep,
     Reclaim,
     ReclaimClean,
-    /// The submitter is asleep for a request on a full queue (`sc.queue_full`): the folio
-    /// waits with it, its page-out still to start.
+    /// The reclaimer is asleep (`sc.batch_waits()`): for a request on a full queue
+    /// (`sc.queue_full`), or, in legacy memcg reclaim, for a folio's writeback to end
+    /// (`sc.folio_wait`). The folio waits with it, its verdict still to be made.
     Deferred,
 }
 
@@ -44,7 +45,8 @@ pub struct FolioListResult {
     /// To put back on the inactive list (`keep_locked`), and to activate (`activate_locked`).
     pub keep: Vec<u32>,
     pub activate: Vec<u32>,
-    /// Not yet paged out because the submitter sleeps for a request (`Verdict::Deferred`):
+    /// Not yet decided because the reclaimer sleeps, for a request or for a folio's writeback
+    /// (`Verdict::Deferred`):
     /// back where they were taken, to be taken first when the reclaimer resumes its pass, as
     /// the kernel's would go on with its batch.
     pub deferred: Vec<u32>,
