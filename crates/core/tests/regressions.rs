@@ -370,3 +370,16 @@ fn swapin_readahead_pages_reclaim_with_the_faults_gfp_mask_instead_of_being_drop
         assert_eq!(res.tasks[0].verify_errors, 0, "{profile}: a window that slept lost a page");
     }
 }
+
+/// §1.2.2: a readahead page whose allocation freed its slot is not added to the swap cache
+/// (`__read_swap_cache_async` allocates first, then `swapcache_prepare` fails on a slot no
+/// longer in use and the folio is put back). Here offset readahead reads another task's slot
+/// and its allocation OOM-kills that task, whose exit frees the slot.
+#[test]
+fn swap_readahead_skips_a_slot_freed_while_its_page_was_allocated() {
+    let path = format!("{}/tests/data/readahead-slot-freed-during-allocation.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let res = run_checked(&text, &[]);
+    assert!(v(&res, "oom_kill") > 0, "the fixture no longer OOM-kills: it does not reach the case");
+    assert!(v(&res, "swap_ra") > 0);
+}
