@@ -1,9 +1,17 @@
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+# The Ctrl-C tests send SIGINT to `python -m swaplab` children and expect the default
+# KeyboardInterrupt. A shell starts a background job (`cmd &`) with SIGINT ignored, an ignored
+# signal stays ignored across exec, and Python then installs no handler: the children would
+# run on through every Ctrl-C. Give this process (and so its children) the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
