@@ -2,7 +2,8 @@
 
 Workers are forked (the simulator's extension is already loaded), ignore SIGINT (Ctrl-C goes to
 the sweep, which terminates the pool; ``workers`` keeps that true while the pool starts), and
-take one point at a time so that long and short points balance. With one job the points run in the sweep's own process, stoppable mid-point.
+take one point at a time so that long and short points balance. With one job the points run in
+the sweep's own process, stoppable mid-point.
 """
 
 from __future__ import annotations

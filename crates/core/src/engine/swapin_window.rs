@@ -230,10 +230,10 @@ impl Sim {
         }
         match self.alloc_page(tid, cpu) {
             Alloc::Frame(f) => {
-                // `swapcache_prepare` after the allocation: the allocator may have reclaimed,
-                // and reclaim may have freed this slot (its last reference gone with a
-                // cache-only folio) or another task may have read it in meanwhile. The
-                // kernel's then fails with -ENOENT / -EEXIST and puts the new folio back.
+                // `swapcache_prepare` after the allocation: the allocator may have freed this
+                // slot (an OOM kill of its owner, reclaim of its cache-only folio) or let
+                // another task read it in meanwhile. The kernel's then fails with -ENOENT /
+                // -EEXIST and puts the new folio back.
                 let area = &self.swap.areas[dev];
                 if !area.in_use(slot) || area.map[slot as usize] & SWAP_HAS_CACHE != 0 {
                     self.free_frame(f);

@@ -235,9 +235,9 @@ impl Sim {
             return self.balance_dirty_pages_2_6_28(tid);
         }
         let hz = self.cfg.config.kernel.hz as u64;
-        let now = self.tasks[tid as usize].clock / self.jiffy_ns;
-        let (mut g, m) = self.dirty_domains();
         let clock = self.tasks[tid as usize].clock;
+        let now = clock / self.jiffy_ns;
+        let (mut g, m) = self.dirty_domains();
         if self.wb.nr_dirty > g.bg_thresh {
             self.wb_start_background_writeback(clock);
         }
