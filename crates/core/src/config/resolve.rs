@@ -67,6 +67,9 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
     if m.memory_stat_reader.is_some_and(|d| d.0 < 1_000_000) {
         return Err(at("machine.memory_stat_reader", "expected at least 1ms".into()));
     }
+    if m.memory_stat_reader_jitter.0 > 0 && m.memory_stat_reader.is_none_or(|d| m.memory_stat_reader_jitter.0 >= d.0) {
+        return Err(at("machine.memory_stat_reader_jitter", "expected less than machine.memory_stat_reader (a read is late by less than one period)".into()));
+    }
     if !(1..=2).contains(&m.cgroup_version) {
         return Err(at("machine.cgroup_version", format!("expected 1 (legacy) or 2 (unified), got {}", m.cgroup_version)));
     }

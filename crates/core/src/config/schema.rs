@@ -130,6 +130,12 @@ pub struct Machine {
     /// `swaplab compare` sets the host runner's interval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub memory_stat_reader: Option<Duration>,
+    /// How late each of that reader's reads can be after its tick (uniform in
+    /// `[0, jitter)`): a sampling loop that sleeps between checks reads at its first wake-up
+    /// after the tick. Default 0; `swaplab compare` sets the host runner's loop period
+    /// (10 ms, `time.sleep(0.01)` in host/runner.py).
+    #[serde(default)]
+    pub memory_stat_reader_jitter: Duration,
     /// Device preset backing file-backed mappings.
     #[serde(default = "default_file_device")]
     pub file_device: String,

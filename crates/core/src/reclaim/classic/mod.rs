@@ -12,7 +12,7 @@ mod flushed;
 mod scan;
 mod workingset;
 
-use flushed::FlushedStats;
+use flushed::{FlushedStats, StatReader};
 
 use super::{Bailout, LruPolicy, RefaultCtx, ScanControl, SWAP_CLUSTER_MAX};
 use crate::config::{Profile, Resolved};
@@ -80,7 +80,8 @@ impl ClassicLru {
             exec_stays_active: profile > Profile::V2_6_28 || crate::config::era_2_6_32(&cfg.config.kernel.profile),
             flushed: (profile >= Profile::V6).then(|| {
                 let m = &cfg.config.machine;
-                FlushedStats::new(m.memcg_limit.and(m.memory_stat_reader).map(|d| d.0))
+                let reader = m.memcg_limit.and(m.memory_stat_reader).map(|d| StatReader { period: d.0, jitter: m.memory_stat_reader_jitter.0 });
+                FlushedStats::new(reader, cfg.config.seed)
             }),
             scan_reads_flushed: crate::config::reclaim_stats_ratelimited(&cfg.config.kernel.profile),
         }
