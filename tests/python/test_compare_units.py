@@ -1,5 +1,7 @@
 """`swaplab compare` simulates the host's memory cgroup hierarchy (v1 has no memcg dirty domain)."""
 
+import json
+
 from swaplab.host import cgroup, compare
 
 
@@ -50,11 +52,15 @@ def test_the_page_cache_side_takes_the_hosts_folios_and_the_runners_stat_reads(m
     monkeypatch.setattr(compare, "fs_type_of", lambda p: "ext4")
     monkeypatch.setattr(compare.os, "uname", lambda: type("U", (), {"release": "6.18.1"})())
     got = compare.host_pagecache_overrides(SCAN, "scan.toml", [], opts)
-    assert got == ["pagecache.large_folios=true", "machine.memory_stat_reader=100000000ns"]
+    assert got == ["pagecache.large_folios=true", "machine.memory_stat_reader=100000000ns",
+                   "machine.memory_stat_reader_jitter=10000000ns"]
     kept = compare.host_pagecache_overrides(SCAN, "scan.toml", ["pagecache.large_folios=false", "machine.memory_stat_reader=1s"], opts)
     assert kept == []
     old = compare.host_pagecache_overrides(SCAN, "scan.toml", ["kernel.profile=4.14"], opts)
-    assert old == ["machine.memory_stat_reader=100000000ns"]
+    assert old == ["machine.memory_stat_reader=100000000ns", "machine.memory_stat_reader_jitter=10000000ns"]
+    fast = compare.host_pagecache_overrides(SCAN, "scan.toml", ["kernel.profile=4.14", "sim.sample_interval=10ms"], opts)
+    assert fast == ["machine.memory_stat_reader=10000000ns", "machine.memory_stat_reader_jitter=9999999ns"], \
+        "a read is late by less than one period"
 
 
 def test_a_work_directory_not_created_yet_still_gets_its_file_systems_folios(monkeypatch, tmp_path):
@@ -70,3 +76,58 @@ def test_a_work_directory_not_created_yet_still_gets_its_file_systems_folios(mon
 def test_fs_type_of_a_real_path():
     assert compare.fs_type_of("/proc") == "proc"
     assert compare.fs_type_of("/proc/no/such/dir") == "proc"
+
+
+SWAPPING = """
+name = "swapping"
+seed = 5
+[machine]
+ram = "1GiB"
+memcg_limit = "24MiB"
+[[swap]]
+device = "sata-ssd"
+size = "128MiB"
+[[task]]
+name = "t"
+[[task.mapping]]
+name = "heap"
+kind = "anon"
+size = "40MiB"
+[[task.phase]]
+mapping = "heap"
+pattern = "random"
+write_ratio = 0.5
+touches = 40000
+"""
+
+
+def test_the_simulated_side_runs_once_per_host_run_with_seeds_from_the_workloads():
+    from swaplab import _core
+    from swaplab.host import sim_runs
+
+    one = sim_runs.simulate_runs(SWAPPING, "s.toml", [], 1)
+    alone = json.loads(_core.simulate(SWAPPING, "s.toml", []))
+    assert one["vmstat"] == alone["vmstat"], "one run is what `swaplab run` gives"
+    three = sim_runs.simulate_runs(SWAPPING, "s.toml", [], 3)
+    runs = three["sim_runs"]
+    assert runs["runs"] == 3 and runs["seeds"] == [5, 6, 7]
+    per_seed = [json.loads(_core.simulate(SWAPPING, "s.toml", [f"seed={s}"])) for s in runs["seeds"]]
+    for k in ("pswpout", "pswpin", "pgmajfault"):
+        xs = sorted(r["vmstat"][k] for r in per_seed)
+        assert three["vmstat"][k] == xs[1], (k, xs)
+        assert (runs["spread"][k]["min"], runs["spread"][k]["max"]) == (xs[0], xs[2])
+    assert len({r["elapsed_ns"] for r in per_seed}) > 1, "the seeds draw different device service times"
+    assert three["elapsed_ns"] == sorted(r["elapsed_ns"] for r in per_seed)[1]
+
+
+def test_compare_rows_carry_the_simulated_spread():
+    from swaplab.host import sim_runs
+
+    sim = sim_runs.simulate_runs(SWAPPING, "s.toml", [], 3)
+    host = json.loads(json.dumps(sim))
+    host["host"] = {"per_run": [{"elapsed_ns": sim["elapsed_ns"], "vmstat": sim["vmstat"]}], "runs": 1}
+    rows = {r["metric"]: r for r in compare.compare_results(sim, host)["counters"]}
+    sp = sim["sim_runs"]["spread"]["pswpout"]
+    assert (rows["pswpout"]["sim_min"], rows["pswpout"]["sim_max"]) == (sp["min"], sp["max"])
+    assert rows["elapsed_s"]["sim_min"] <= rows["elapsed_s"]["sim"] <= rows["elapsed_s"]["sim_max"]
+    assert "sim min..max" in compare.render(compare.compare_results(sim, host))

@@ -15,9 +15,10 @@ import statistics
 from typing import Any, Dict, List, Optional, Tuple
 
 from .. import _core
+from .sim_runs import simulate_runs
 from .errors import HostError, PreconditionError
 from . import zswap
-from .runner import HostOptions, run_host
+from .runner import SAMPLER_POLL_NS, HostOptions, run_host
 
 COUNTERS = ("pswpin", "pswpout", "swap_ra", "swap_ra_hit", "pgmajfault", "pgfault", "pgscan_anon", "pgsteal_anon",
             "workingset_refault_anon", "workingset_activate_anon", "pgscan_file", "pgsteal_file",
@@ -72,20 +73,30 @@ def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]
     rows = []
     per_run = _runs_of(host)
 
+    sim_spread = (sim.get("sim_runs") or {}).get("spread", {})
+
     def spread(key: str) -> Tuple[Optional[float], Optional[float]]:
         xs = [r["vmstat"].get(key) for r in per_run if key in r.get("vmstat", {})]
         return (min(xs), max(xs)) if xs else (None, None)
 
+    def sim_range(key: str) -> Dict[str, Any]:
+        sp = sim_spread.get(key)
+        return {"sim_min": sp["min"], "sim_max": sp["max"]} if sp else {"sim_min": None, "sim_max": None}
+
     for c in COUNTERS:
         s, h = sim["vmstat"].get(c), host["vmstat"].get(c)
         lo, hi = spread(c)
-        rows.append({"metric": c, "sim": s, "host": h, "host_min": lo, "host_max": hi, "rel_err": rel_err(s, h)})
+        rows.append({"metric": c, "sim": s, **sim_range(c), "host": h, "host_min": lo, "host_max": hi,
+                     "rel_err": rel_err(s, h)})
     rows += _zswap_rows(sim, host, per_run)
     s_ra, h_ra = sim["summary"].get("ra_hit_pct"), host["summary"].get("ra_hit_pct")
     rows.append({"metric": "ra_hit_pct", "sim": s_ra, "host": h_ra, "host_min": None, "host_max": None,
                  "rel_err": rel_err(s_ra, h_ra)})
     els = [r["elapsed_ns"] for r in per_run] or [host["elapsed_ns"]]
-    rows.append({"metric": "elapsed_s", "sim": sim["elapsed_ns"] / 1e9, "host": statistics.median(els) / 1e9,
+    sim_el = sim_spread.get("elapsed_ns")
+    rows.append({"metric": "elapsed_s", "sim": sim["elapsed_ns"] / 1e9,
+                 "sim_min": sim_el["min"] / 1e9 if sim_el else None, "sim_max": sim_el["max"] / 1e9 if sim_el else None,
+                 "host": statistics.median(els) / 1e9,
                  "host_min": min(els) / 1e9, "host_max": max(els) / 1e9,
                  "rel_err": rel_err(sim["elapsed_ns"], statistics.median(els))})
     tasks = []
@@ -102,7 +113,8 @@ def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]
                      "(a rotational swap device disables VMA readahead on the host; try --swap-backend loop)")
     return {"counters": rows, "tasks": tasks, "notes": notes,
             "readahead": {"sim": s_ra_mode, "host": h_ra_mode},
-            "host_runs": host["host"].get("runs"), "host_device": host["host"].get("swap_device")}
+            "host_runs": host["host"].get("runs"), "sim_runs": (sim.get("sim_runs") or {}).get("runs", 1),
+            "host_device": host["host"].get("swap_device")}
 
 
 def _fmt(v: Any) -> str:
@@ -123,12 +135,16 @@ def render(cmp: Dict[str, Any], title: str = "") -> str:
     lines = []
     if title:
         lines.append(title)
-    lines.append(f"  host: {cmp.get('host_device')}; {cmp.get('host_runs')} run(s); readahead sim={cmp['readahead']['sim']} "
-                 f"host={cmp['readahead']['host']}")
-    lines.append(f"  {'counter':<26} {'simulated':>14} {'host median':>14} {'host min..max':>24} {'error':>8}")
+    lines.append(f"  host: {cmp.get('host_device')}; {cmp.get('host_runs')} run(s); simulated: {cmp.get('sim_runs', 1)} run(s) "
+                 f"(seeds differ); readahead sim={cmp['readahead']['sim']} host={cmp['readahead']['host']}")
+    lines.append(f"  {'counter':<26} {'sim median':>14} {'sim min..max':>24} {'host median':>14} {'host min..max':>24} {'error':>8}")
+
+    def span(lo: Any, hi: Any) -> str:
+        return "" if lo is None else f"{_fmt(lo)}..{_fmt(hi)}"
+
     for r in cmp["counters"]:
-        rng = "" if r["host_min"] is None else f"{_fmt(r['host_min'])}..{_fmt(r['host_max'])}"
-        lines.append(f"  {r['metric']:<26} {_fmt(r['sim']):>14} {_fmt(r['host']):>14} {rng:>24} {_pct(r['rel_err']):>8}")
+        lines.append(f"  {r['metric']:<26} {_fmt(r['sim']):>14} {span(r.get('sim_min'), r.get('sim_max')):>24} "
+                     f"{_fmt(r['host']):>14} {span(r['host_min'], r['host_max']):>24} {_pct(r['rel_err']):>8}")
     if cmp["tasks"]:
         lines.append(f"  {'task metric':<36} {'simulated':>14} {'host':>14} {'error':>8}")
         for r in cmp["tasks"]:
@@ -192,8 +208,9 @@ def large_folios_on(fstype: Optional[str], release: str) -> bool:
 def host_pagecache_overrides(text: str, source: str, overrides: List[str], opts: HostOptions) -> List[str]:
     """The simulation's side runs with what the host's page cache does and what the runner
     does to it, unless the user chose: large folios when the data files' file system has
-    them, and a ``memory.stat`` reader at the runner's sampling interval (each read flushes
-    the cgroup's statistics, which 6.x reclaim reads, reclaim/classic/flushed.rs)."""
+    them, and a ``memory.stat`` reader at the runner's sampling interval, each read up to one
+    turn of its loop late (each read flushes the cgroup's statistics, which 6.x reclaim
+    reads, reclaim/classic/flushed.rs)."""
     out = []
     resolved = json.loads(_core.resolve(text, source, overrides))
     kernel = resolved["kernel"]
@@ -206,7 +223,10 @@ def host_pagecache_overrides(text: str, source: str, overrides: List[str], opts:
             out.append("pagecache.large_folios=true")
     if not _user_set(overrides, "machine.memory_stat_reader"):
         # runner.py samples memory.stat every max(sim.sample_interval, 10 ms)
-        out.append(f"machine.memory_stat_reader={max(int(resolved['sim']['sample_interval']), 10_000_000)}ns")
+        reader = max(int(resolved["sim"]["sample_interval"]), SAMPLER_POLL_NS)
+        out.append(f"machine.memory_stat_reader={reader}ns")
+        if not _user_set(overrides, "machine.memory_stat_reader_jitter"):
+            out.append(f"machine.memory_stat_reader_jitter={min(SAMPLER_POLL_NS, reader - 1)}ns")
     return out
 
 
@@ -224,7 +244,7 @@ def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions
         zo = zswap.sim_overrides(p, int(m["ram"]) - int(m["kernel_reserved"]), zswap.host_total_bytes())
         overrides = list(overrides) + zo
         notes = zswap.notes(p) + ["zswap on both sides with the host's parameters: " + ", ".join(zo)]
-    sim = json.loads(_core.simulate(text, source, overrides + cgroup + pagecache))
+    sim = simulate_runs(text, source, overrides + cgroup + pagecache, opts.runs)
     host = run_host(text, overrides, opts, source=source)
     if host["host"].get("oom"):
         return {"sim": sim, "host": host, "comparison": None, "error": "every host run was OOM-killed"}

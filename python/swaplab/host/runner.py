@@ -73,6 +73,11 @@ class _Worker:
         return f"{self.task}#{self.instance}"
 
 
+# The sampling loop's period: it wakes this often, samples when a tick has passed (so each
+# memory.stat read lands up to this late after its tick) and checks the workers.
+SAMPLER_POLL_NS = 10_000_000
+
+
 def _say(opts: HostOptions, msg: str) -> None:
     if opts.log:
         opts.log(msg)
@@ -353,7 +358,7 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
     # 5. go
     sim_limit = (resolved["sim"].get("time_limit") or 0) / 1e9
     timeout = opts.timeout_s or (max(600.0, 20 * sim_limit) if sim_limit else 3600.0)
-    interval = max(int(resolved["sim"]["sample_interval"]), 10_000_000)
+    interval = max(int(resolved["sim"]["sample_interval"]), SAMPLER_POLL_NS)
     disks0 = {d.name: disk_stat(d.disk) for d in devices if d.disk}
     disks0[_CPU_TIMES] = cpu_times()
     v0 = vmstat()
@@ -403,7 +408,7 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
         _release_finished(workers)
         if (now - t0) / 1e9 > timeout:
             raise HostError(f"the run exceeded its wall-clock timeout of {timeout:.0f} s")
-        time.sleep(0.01)
+        time.sleep(SAMPLER_POLL_NS / 1e9)
     if oom:
         raise OOMKilled(f"the OOM killer killed a worker ({', '.join(e['task'] for e in events) or 'memcg oom_kill event'}); "
                         "this run's counters are not a measurement")

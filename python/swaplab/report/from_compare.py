@@ -32,8 +32,8 @@ def error_figure(cmp: Dict[str, Any], title: str) -> ErrorFigure:
 
 
 def _cell_table(cmp: Dict[str, Any]) -> Table:
-    return Table(["counter", "simulated", "host median", "host min", "host max", "error"],
-                 [[r["metric"], r.get("sim"), r.get("host"), r.get("host_min"), r.get("host_max"),
+    return Table(["counter", "sim median", "sim min", "sim max", "host median", "host min", "host max", "error"],
+                 [[r["metric"], r.get("sim"), r.get("sim_min"), r.get("sim_max"), r.get("host"), r.get("host_min"), r.get("host_max"),
                    None if r.get("rel_err") is None else f"{100 * r['rel_err']:+.0f}%"] for r in cmp.get("counters", [])])
 
 
