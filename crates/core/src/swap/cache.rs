@@ -4,7 +4,8 @@
 
 use crate::engine::Sim;
 use crate::mm::*;
-use crate::swap::scan_map::{AllocEra, Claim, SWAP_SLOTS_CACHE_SIZE};
+use crate::swap::scan_map::{AllocEra, Claim};
+use crate::swap::slots_cache::SWAP_SLOTS_CACHE_SIZE;
 use crate::swap::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
 
 impl Sim {
@@ -35,7 +36,12 @@ impl Sim {
             return self.swap.areas[d].alloc(cpu);
         }
         let cpus = self.cfg.config.machine.cpus as u64;
-        if self.swap.areas[d].slots_cache_active(cpus) {
+        let (cache_active, returned) = self.swap.areas[d].slots_cache_active(cpus);
+        if !returned.is_empty() {
+            self.swap.free_returned(d, returned);
+            self.sync_pool_frames();
+        }
+        if cache_active {
             if self.swap.areas[d].slots_cache_empty(cpu) {
                 for _ in 0..SWAP_SLOTS_CACHE_SIZE {
                     let Some(s) = self.scan_slot(d, cpu) else { break };
@@ -122,7 +128,7 @@ impl Sim {
             return;
         }
         area.cache[slot as usize] = NONE;
-        self.swap.free_slot(dev, slot);
+        self.swap.free_slot(dev, slot, self.mem.cpu);
         self.sync_pool_frames();
     }
 
@@ -138,7 +144,7 @@ impl Sim {
         area.map[slot as usize] &= !SWAP_HAS_CACHE;
         self.mem.frames[f as usize].clear_swap();
         if area.map[slot as usize] == 0 {
-            self.swap.free_slot(dev, slot);
+            self.swap.free_slot(dev, slot, self.mem.cpu);
             self.sync_pool_frames();
         } else {
             area.shadow[slot as usize] = shadow;

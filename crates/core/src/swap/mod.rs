@@ -1,8 +1,8 @@
 //! Swap devices: the swap map, the swap cache index, workingset shadows and the cluster slot
 //! allocator (kernel-algorithms.md §2).
 //!
-//! Allocation follows the profile's era: before 6.11 `scan_swap_map(_slots)` and the swap slots
-//! cache (swap/scan_map.rs, §2.4); from 6.11 the modern allocator (§2.3, this file): 256-slot clusters; each CPU fills its own
+//! Allocation follows the profile's era: before 6.11 `scan_swap_map(_slots)` (swap/scan_map.rs,
+//! §2.4) and, 4.11 .. 6.10, the per-CPU swap slots caches (swap/slots_cache.rs); from 6.11 the modern allocator (§2.3, this file): 256-slot clusters; each CPU fills its own
 //! cluster through a per-CPU cursor on non-rotational devices, rotating devices share one
 //! cursor; a cursor never wraps; free clusters are taken in order, partly freed ones go back to
 //! a non-full list and are rescanned from their first slot. So slot order follows reclaim
@@ -12,6 +12,7 @@ mod cache;
 pub mod io;
 pub mod readahead;
 pub mod scan_map;
+pub mod slots_cache;
 pub mod store;
 pub mod token;
 pub mod zram;
@@ -110,10 +111,29 @@ impl SwapSystem {
         self.areas.iter().map(|s| s.inuse).sum()
     }
 
-    /// A slot's last reference went (`swap_range_free`): the fronting store forgets the page
-    /// (`invalidate_page`), a zram device frees it (`swap_slot_free_notify`), the area takes
-    /// the slot back.
-    pub fn free_slot(&mut self, dev: usize, slot: u32) {
+    /// A slot's last reference went, freed on CPU `cpu`. While the era's slots caches are in
+    /// use it waits in that CPU's return cache (`free_swap_slot`, swap/slots_cache.rs) and
+    /// goes back with the next full batch; otherwise it is freed now.
+    pub fn free_slot(&mut self, dev: usize, slot: u32, cpu: usize) {
+        if self.areas[dev].slots_cache_in_use() {
+            let batch = self.areas[dev].hold_freed_slot(cpu, slot);
+            self.free_returned(dev, batch);
+            return;
+        }
+        self.release_slot(dev, slot);
+    }
+
+    /// Slots of a return cache go back to area `dev` (`swapcache_free_entries`).
+    pub fn free_returned(&mut self, dev: usize, slots: Vec<u32>) {
+        for s in slots {
+            self.areas[dev].unhold(s);
+            self.release_slot(dev, s);
+        }
+    }
+
+    /// `swap_range_free`: the fronting store forgets the page (`invalidate_page`), a zram
+    /// device frees it (`swap_slot_free_notify`), the area takes the slot back.
+    fn release_slot(&mut self, dev: usize, slot: u32) {
         self.store.invalidate_page(dev, slot);
         if let Some(z) = self.areas[dev].zram.as_mut() {
             z.free(slot);

@@ -1,57 +1,47 @@
 //! The swap slot allocator before the 6.11/6.12 cluster rework: `scan_swap_map` (2.6.28 ..
 //! 3.11) and `scan_swap_map_slots` with its SSD per-CPU clusters (3.12 free-cluster list, 3.14
-//! per-CPU cluster) and, from 4.11 to 6.10, the per-CPU swap slots cache of `mm/swap_slots.c`
-//! (kernel-algorithms.md §2.2, §2.4; the rules below were read in 3.4's mm/swapfile.c and are
-//! the same in later kernels of the family unless said).
+//! per-CPU cluster) up to 6.10 (kernel-algorithms.md §2.4). The rules below were read in
+//! 2.6.28's, ~3.4's and ~5.10's mm/swapfile.c; where 2.6.28 differs it is said. The
+//! per-CPU swap slots cache in front of it (4.11 .. 6.10) is swap/slots_cache.rs.
 //!
 //! * One cursor per device: `cluster_next` and the countdown `cluster_nr`. Each allocation
 //!   takes the slot at the cursor when free and moves the cursor past it. When `cluster_nr`
 //!   runs out, the allocator looks for the first run of SWAPFILE_CLUSTER free slots (not
 //!   aligned) from `lowest_bit` on a rotating disk (to keep the swap area short: seeks) or
-//!   from the cursor on an SSD (2.6.29+: spread wear), wrapping to `lowest_bit` once, and
-//!   continues sequentially there for 256 allocations; without such a run it continues from
-//!   the cursor. A slot that is not free sends it on a linear scan to `highest_bit`, then
-//!   from `lowest_bit` up to where it started.
+//!   from the cursor on an SSD (2.6.29+: spread wear, wrapping to `lowest_bit` once), and
+//!   continues sequentially there for 256 allocations. Without such a run it goes on from
+//!   where the search began (`offset = scan_base`): `lowest_bit` on a disk, the cursor on an
+//!   SSD. With fewer than SWAPFILE_CLUSTER slots free it does not search: 2.6.29+ stays at
+//!   the cursor, 2.6.28 goes to `lowest_bit` (`goto lowest`). A slot that is not free sends
+//!   it on a linear scan to `highest_bit`, then from `lowest_bit` up to where it started.
+//! * 2.6.28 searches from `lowest_bit` on every device (no SWP_SOLIDSTATE yet).
 //! * SSDs from 3.12/3.14: each CPU owns a cluster taken from the head of the free-cluster list
 //!   and fills it in increasing order (slots already used are skipped); with no free cluster
 //!   left, the linear scan from the cursor.
-//! * Cache-only reuse: while swap is more than half full (`vm_swap_full`), a slot whose only
-//!   reference is the swap cache is reclaimed (`__try_to_reclaim_swap`: the folio not locked,
-//!   not under writeback, unmapped from swap) and handed out again, wherever the scan meets
-//!   one. The area reports such a slot as [`Claim::CacheOnly`]; the engine frees it
-//!   (swap/cache.rs) and takes it, or the scan goes on past it.
-//! * The slots cache (4.11 .. 6.10): each CPU takes slots from a private cache of up to
-//!   SWAP_SLOTS_CACHE_SIZE (64), refilled from the allocator when empty, so the pages one CPU
-//!   reclaims land in its own run of slots. Cached slots are allocated as far as the swap
-//!   area's free count is concerned (`nr_swap_pages` drops when the cache is refilled) but hold
-//!   nothing. The caches are used once more than 5 x 64 slots per CPU are free and drained
-//!   (slots given back) when fewer than 2 x 64 per CPU are.
+//! * Cache-only reuse (2.6.32+, not in 2.6.28, whose swap map has no SWAP_HAS_CACHE): while
+//!   swap is more than half full (`vm_swap_full`), a slot whose only reference is the swap
+//!   cache is reclaimed (`__try_to_reclaim_swap`: the folio not locked, not under writeback,
+//!   unmapped from swap) and handed out again, wherever the scan meets one. The area reports
+//!   such a slot as [`Claim::CacheOnly`]; the engine frees it (swap/cache.rs) and takes it, or
+//!   the scan goes on past it.
 //!
-//! Simplifications: the slots cache is per area (the kernel's holds entries of any area, in
-//! the priority order of `get_swap_pages`: the same with one area); a refill takes slots one
-//! by one through the allocator (the kernel's batch stops at the first used slot after the
-//! first, which only shortens the batch); freed slots go back at once (the 4.11 .. 6.9
-//! per-CPU return cache `slots_ret` that batched frees is not modelled); 5.9+'s random start
-//! of an SSD's per-CPU cursor (`cluster_next_cpu`) is not modelled; discard is not modelled.
+//! Simplifications: 5.9+'s random start of an SSD's per-CPU cursor (`cluster_next_cpu`) is not
+//! modelled; discard is not modelled; profiles named 2.6.29 .. 2.6.31 would get 2.6.32's
+//! cache-only reuse.
 
 use super::{ClusterState, SwapArea, SWAPFILE_CLUSTER, SWAP_HAS_CACHE};
 use crate::config::Profile;
-use std::collections::VecDeque;
+use super::slots_cache::SlotsCaches;
 
-/// SWAP_SLOTS_CACHE_SIZE (`include/linux/swap_slots.h`).
-pub const SWAP_SLOTS_CACHE_SIZE: usize = 64;
-/// The slots caches are used while more than this many slots per CPU are free ...
-const THRESHOLD_ACTIVATE_SWAP_SLOTS_CACHE: u64 = 5 * SWAP_SLOTS_CACHE_SIZE as u64;
-/// ... and drained when fewer than this many are.
-const THRESHOLD_DEACTIVATE_SWAP_SLOTS_CACHE: u64 = 2 * SWAP_SLOTS_CACHE_SIZE as u64;
 const NONE: u32 = u32::MAX;
 
 /// Which allocator a profile's kernel has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AllocEra {
-    /// 2.6.28 .. 3.11: `scan_swap_map` only (2.6.28 searches for free runs from `lowest_bit`
-    /// on any device; 2.6.29+ from the cursor on SSDs).
-    ScanMap { ssd_from_cursor: bool },
+    /// 2.6.28 .. 3.11: `scan_swap_map` only. `after_2_6_28`: Hugh Dickins' 2.6.29 rework
+    /// (an SSD's free-run search from the cursor; the cursor kept when fewer than a run of
+    /// slots is free) and 2.6.32's cache-only reuse; false is 2.6.28 itself.
+    ScanMap { after_2_6_28: bool },
     /// 3.14 .. 4.10: `scan_swap_map_slots` with per-CPU SSD clusters.
     PerCpuCluster,
     /// 4.11 .. 6.10: the same with the per-CPU swap slots cache in front.
@@ -65,7 +55,7 @@ impl AllocEra {
     /// allocator; "6.x" the current one).
     pub fn of(profile: Profile, name: &str) -> AllocEra {
         match profile {
-            Profile::V2_6_28 => AllocEra::ScanMap { ssd_from_cursor: name != "2.6.28" && name != "2.6" },
+            Profile::V2_6_28 => AllocEra::ScanMap { after_2_6_28: name != "2.6.28" && name != "2.6" },
             Profile::V3_14 => AllocEra::PerCpuCluster,
             Profile::V4_14 => AllocEra::SlotsCache,
             Profile::V6 => match name.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()) {
@@ -92,17 +82,17 @@ pub struct ScanState {
     cluster_next: u32,
     cluster_nr: u32,
     /// Hints: no free slot below `lowest_bit` or above `highest_bit` (0: the area is full).
-    lowest_bit: u32,
+    pub(super) lowest_bit: u32,
     highest_bit: u32,
     /// Where the current scan started (the linear scan wraps up to here).
     scan_base: u32,
     /// SSD per-CPU clusters: the next slot to try in the CPU's cluster, or NONE.
     percpu_next: Vec<u32>,
-    /// Per-CPU slots caches (4.11 .. 6.10) and whether they are in use.
-    caches: Vec<VecDeque<u32>>,
-    caches_active: bool,
-    /// Slots held by the caches (allocated for the free count, 0 in the swap map).
-    reserved: Vec<bool>,
+    /// Per-CPU slots caches (4.11 .. 6.10, swap/slots_cache.rs).
+    pub(super) caches: SlotsCaches,
+    /// Slots held by a slots cache, for allocation or on their way back to the free pool
+    /// (allocated for the free count, 0 in the swap map).
+    pub(super) reserved: Vec<bool>,
     pub reserved_count: u64,
 }
 
@@ -116,8 +106,7 @@ impl ScanState {
             highest_bit: slots.saturating_sub(1),
             scan_base: 1,
             percpu_next: vec![NONE; cpus.max(1)],
-            caches: vec![VecDeque::new(); cpus.max(1)],
-            caches_active: false,
+            caches: SlotsCaches::new(cpus.max(1)),
             reserved: vec![false; slots as usize],
             reserved_count: 0,
         }
@@ -133,13 +122,19 @@ impl SwapArea {
         self.map[s as usize] == SWAP_HAS_CACHE
     }
 
+    /// Cache-only slots are reused while swap is full (2.6.32+; 2.6.28 had no SWAP_HAS_CACHE).
+    fn reuses_cache_only(&self, swap_full: bool) -> bool {
+        swap_full && self.era != AllocEra::ScanMap { after_2_6_28: false }
+    }
+
     fn ssd_clusters(&self) -> bool {
         !self.rotational() && matches!(self.era, AllocEra::PerCpuCluster | AllocEra::SlotsCache)
     }
 
-    /// One slot for CPU `cpu` from its slots cache when the era has one and it is in use,
-    /// else from the scan. `reserve` (a cache refill) keeps the slot out of the swap map.
+    /// One slot for CPU `cpu` by the scan (`scan_swap_map(_slots)`); a slots cache refill
+    /// takes its slots through here (swap/slots_cache.rs).
     pub fn scan_alloc(&mut self, cpu: usize, swap_full: bool) -> Option<Claim> {
+        let swap_full = self.reuses_cache_only(swap_full);
         let c = cpu % self.scan.percpu_next.len();
         if self.ssd_clusters() {
             if let Some(s) = self.ssd_cluster_slot(c) {
@@ -153,8 +148,10 @@ impl SwapArea {
     }
 
     /// The HDD (and pre-3.12 SSD) cursor: count down `cluster_nr`; at zero look for a free
-    /// run of SWAPFILE_CLUSTER slots.
+    /// run of SWAPFILE_CLUSTER slots. Without one the allocation goes on from where the search
+    /// began (`scan_base`; 2.6.28: `lowest_bit`).
     fn next_cluster_offset(&mut self) -> u32 {
+        let era_2_6_28 = self.era == AllocEra::ScanMap { after_2_6_28: false };
         let st = &mut self.scan;
         st.scan_base = st.cluster_next;
         if st.cluster_nr > 0 {
@@ -163,19 +160,17 @@ impl SwapArea {
         }
         st.cluster_nr = SWAPFILE_CLUSTER - 1;
         if self.free_slots() < SWAPFILE_CLUSTER as u64 {
-            return self.scan.cluster_next;
+            // 2.6.28 `goto lowest`; 2.6.29+ `goto checks` at the cursor.
+            return if era_2_6_28 { self.scan.lowest_bit } else { self.scan.cluster_next };
         }
-        let from_cursor = matches!(self.era, AllocEra::ScanMap { ssd_from_cursor: true }) && !self.rotational();
+        let from_cursor = self.era == AllocEra::ScanMap { after_2_6_28: true } && !self.rotational();
         let start = if from_cursor { self.scan.cluster_next } else { self.scan.lowest_bit };
         self.scan.scan_base = start;
         let found = self.free_run(start, self.scan.highest_bit).or_else(|| self.free_run(self.scan.lowest_bit, start));
-        match found {
-            Some(first) => {
-                self.scan.cluster_next = first;
-                first
-            }
-            None => self.scan.cluster_next,
+        if let Some(first) = found {
+            self.scan.cluster_next = first;
         }
+        found.unwrap_or(start)
     }
 
     /// The first slot of the first run of SWAPFILE_CLUSTER free slots within [from, to].
@@ -240,6 +235,7 @@ impl SwapArea {
     /// The `scan:` label: linearly after `offset` up to `highest_bit`, then from `lowest_bit`
     /// up to where this allocation's scan began.
     pub fn scan_past(&mut self, offset: u32, swap_full: bool) -> Option<Claim> {
+        let swap_full = self.reuses_cache_only(swap_full);
         let (lo, hi, base) = (self.scan.lowest_bit, self.scan.highest_bit, self.scan.scan_base);
         for s in (offset + 1..=hi).chain(lo..base.min(offset + 1)) {
             if self.slot_free(s) {
@@ -294,91 +290,38 @@ impl SwapArea {
             self.free_clusters.push_back(cl as u32);
         }
     }
-
-    /// The era's slots cache is in use now (`check_cache_active`); turning it off drains
-    /// every CPU's cache.
-    pub fn slots_cache_active(&mut self, cpus: u64) -> bool {
-        if self.era != AllocEra::SlotsCache {
-            return false;
-        }
-        let free = self.free_slots();
-        if !self.scan.caches_active {
-            self.scan.caches_active = free > cpus * THRESHOLD_ACTIVATE_SWAP_SLOTS_CACHE;
-        } else if free < cpus * THRESHOLD_DEACTIVATE_SWAP_SLOTS_CACHE {
-            self.scan.caches_active = false;
-            self.drain_slots_caches();
-        }
-        self.scan.caches_active
-    }
-
-    fn drain_slots_caches(&mut self) {
-        let caches = std::mem::take(&mut self.scan.caches);
-        for s in caches.iter().flatten().copied() {
-            self.scan.reserved[s as usize] = false;
-            self.scan.reserved_count -= 1;
-            self.count_out(s);
-        }
-        self.scan.caches = vec![VecDeque::new(); caches.len()];
-    }
-
-    /// A slot from CPU `cpu`'s cache, if it has one: it becomes an allocated slot.
-    pub fn from_slots_cache(&mut self, cpu: usize) -> Option<u32> {
-        let c = cpu % self.scan.caches.len();
-        let s = self.scan.caches[c].pop_front()?;
-        self.scan.reserved[s as usize] = false;
-        self.scan.reserved_count -= 1;
-        self.map[s as usize] = SWAP_HAS_CACHE;
-        self.inuse += 1;
-        Some(s)
-    }
-
-    /// Is CPU `cpu`'s cache empty (time to refill)?
-    pub fn slots_cache_empty(&self, cpu: usize) -> bool {
-        self.scan.caches[cpu % self.scan.caches.len()].is_empty()
-    }
-
-    /// Move slot `s`, just allocated by the scan for a refill, into CPU `cpu`'s cache.
-    pub fn reserve_for_cache(&mut self, cpu: usize, s: u32) {
-        debug_assert_eq!(self.map[s as usize], SWAP_HAS_CACHE);
-        self.map[s as usize] = 0;
-        self.inuse -= 1;
-        self.scan.reserved[s as usize] = true;
-        self.scan.reserved_count += 1;
-        let c = cpu % self.scan.caches.len();
-        self.scan.caches[c].push_back(s);
-    }
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::device::{Device, DeviceParams};
     use crate::rng::Rng;
 
-    fn area(slots: u32, dev: &str, cpus: usize, era: AllocEra) -> SwapArea {
+    pub(crate) fn area(slots: u32, dev: &str, cpus: usize, era: AllocEra) -> SwapArea {
         let mut a = SwapArea::new("t", -1, slots, Device::new(dev, DeviceParams::preset(dev).unwrap(), slots as u64, Rng::new(1)), cpus);
         a.era = era;
         a
     }
 
-    fn take(a: &mut SwapArea, cpu: usize) -> u32 {
+    pub(crate) fn take(a: &mut SwapArea, cpu: usize) -> u32 {
         match a.scan_alloc(cpu, false) {
             Some(Claim::Free(s)) => s,
             other => panic!("expected a free slot, got {other:?}"),
         }
     }
 
-    fn free(a: &mut SwapArea, s: u32) {
+    pub(crate) fn free(a: &mut SwapArea, s: u32) {
         a.map[s as usize] = 0;
         a.release(s);
     }
 
-    const HDD_2_6_28: AllocEra = AllocEra::ScanMap { ssd_from_cursor: false };
+    const HDD_2_6_28: AllocEra = AllocEra::ScanMap { after_2_6_28: false };
 
     #[test]
     fn profiles_pick_their_allocator() {
         assert_eq!(AllocEra::of(Profile::V2_6_28, "2.6.28"), HDD_2_6_28);
-        assert_eq!(AllocEra::of(Profile::V2_6_28, "2.6.32"), AllocEra::ScanMap { ssd_from_cursor: true });
+        assert_eq!(AllocEra::of(Profile::V2_6_28, "2.6.32"), AllocEra::ScanMap { after_2_6_28: true });
         assert_eq!(AllocEra::of(Profile::V3_14, "3.14"), AllocEra::PerCpuCluster);
         assert_eq!(AllocEra::of(Profile::V4_14, "4.14"), AllocEra::SlotsCache);
         assert_eq!(AllocEra::of(Profile::V6, "6.1"), AllocEra::SlotsCache);
@@ -426,9 +369,11 @@ mod tests {
         assert_eq!(c1, [256, 257, 258]);
     }
 
+    const HDD_2_6_32: AllocEra = AllocEra::ScanMap { after_2_6_28: true };
+
     #[test]
     fn cache_only_slots_are_offered_when_swap_is_full() {
-        let mut a = area(512, "hdd", 1, HDD_2_6_28);
+        let mut a = area(512, "hdd", 1, HDD_2_6_32);
         for _ in 0..511 {
             let s = take(&mut a, 0);
             a.map[s as usize] = 1; // mapped from a PTE, no cache
@@ -448,44 +393,70 @@ mod tests {
         assert_eq!(a.scan_alloc(0, false), Some(Claim::Free(200)), "not full: cache-only slots are not touched");
     }
 
-    #[test]
-    fn slots_cache_hands_out_per_cpu_runs_and_reserves_them() {
-        let mut a = area(8192, "hdd", 2, AllocEra::SlotsCache);
-        assert!(a.slots_cache_active(2));
-        let get = |a: &mut SwapArea, cpu: usize| {
-            if a.slots_cache_empty(cpu) {
-                for _ in 0..SWAP_SLOTS_CACHE_SIZE {
-                    let s = take(a, cpu);
-                    a.reserve_for_cache(cpu, s);
-                }
-            }
-            a.from_slots_cache(cpu).unwrap()
-        };
-        assert_eq!(get(&mut a, 0), 1);
-        assert_eq!(a.free_slots(), 8191 - 64, "a refill takes 64 slots from the free count");
-        assert_eq!(get(&mut a, 1), 65, "the other CPU's run follows");
-        assert_eq!(get(&mut a, 0), 2, "CPU 0 continues its own run");
-        assert_eq!(a.inuse, 3);
-        assert_eq!(a.map[3], 0, "a cached slot holds nothing");
+    /// Swap full but for one slot held only by the swap cache and one free slot beyond it.
+    fn full_but_cache_only_100_and_free_200(era: AllocEra) -> SwapArea {
+        let mut a = area(512, "hdd", 1, era);
+        for _ in 0..511 {
+            let s = take(&mut a, 0);
+            a.map[s as usize] = 1;
+        }
+        a.map[200] = 0;
+        a.release(200);
+        a.map[100] = SWAP_HAS_CACHE;
+        a.scan.cluster_next = 50;
+        a.scan.cluster_nr = 10;
+        a
     }
 
     #[test]
-    fn slots_cache_drains_when_swap_runs_low() {
-        let mut a = area(1024, "hdd", 1, AllocEra::SlotsCache);
-        assert!(a.slots_cache_active(1), "1023 free > 5 x 64");
-        let s = take(&mut a, 0);
-        a.reserve_for_cache(0, s);
-        for _ in 0..(1023 - 1 - 200) {
+    fn scan_swap_map_of_2_6_28_never_reuses_cache_only_slots() {
+        let mut a = full_but_cache_only_100_and_free_200(HDD_2_6_28);
+        assert_eq!(a.scan_alloc(0, true), Some(Claim::Free(200)), "2.6.28 has no SWAP_HAS_CACHE reuse");
+        let mut a = full_but_cache_only_100_and_free_200(HDD_2_6_32);
+        assert_eq!(a.scan_alloc(0, true), Some(Claim::CacheOnly(100)));
+    }
+
+    /// Slots 1..=1000 allocated, then 10..=200 freed (a hole shorter than SWAPFILE_CLUSTER)
+    /// and the cursor's run used up: the next allocation searches for a free run.
+    fn hole_shorter_than_a_cluster(era: AllocEra, slots: u32) -> SwapArea {
+        let mut a = area(slots, "hdd", 1, era);
+        for _ in 0..1000 {
             take(&mut a, 0);
         }
-        assert_eq!(a.free_slots(), 200);
-        assert!(a.slots_cache_active(1), "still on between the thresholds");
-        for _ in 0..100 {
-            take(&mut a, 0);
+        for s in 10..=200 {
+            free(&mut a, s);
         }
-        assert!(a.free_slots() < 2 * 64);
-        let before = a.free_slots();
-        assert!(!a.slots_cache_active(1), "fewer than 2 x 64 free: off");
-        assert_eq!(a.free_slots(), before + 1, "the cached slot went back");
+        a.scan.cluster_nr = 0;
+        a
+    }
+
+    #[test]
+    fn hdd_without_a_free_run_goes_on_from_lowest_bit() {
+        // 1100 slots: 99 free at the end, 191 in the hole, no run of 256. The search began at
+        // lowest_bit, so the allocation goes on from there, not from the cursor (1001).
+        for era in [HDD_2_6_28, HDD_2_6_32, AllocEra::PerCpuCluster, AllocEra::SlotsCache] {
+            let mut a = hole_shorter_than_a_cluster(era, 1100);
+            let next: Vec<u32> = (0..3).map(|_| take(&mut a, 0)).collect();
+            assert_eq!(next, [10, 11, 12], "{era:?}");
+        }
+    }
+
+    #[test]
+    fn hdd_short_of_a_cluster_stays_at_the_cursor_after_2_6_28_and_goes_lowest_in_2_6_28() {
+        // 1010 slots: 9 free at the end + 191 in the hole = 200 < SWAPFILE_CLUSTER: no search.
+        let mut a = hole_shorter_than_a_cluster(HDD_2_6_32, 1010);
+        assert_eq!(take(&mut a, 0), 1001, "2.6.29+: goto checks at cluster_next");
+        let mut a = hole_shorter_than_a_cluster(HDD_2_6_28, 1010);
+        assert_eq!(take(&mut a, 0), 10, "2.6.28: goto lowest");
+    }
+
+    #[test]
+    fn hdd_sequential_swap_out_gets_ascending_contiguous_slots_from_lowest_bit() {
+        for era in [HDD_2_6_28, HDD_2_6_32, AllocEra::PerCpuCluster] {
+            let mut a = area(4096, "hdd", 2, era);
+            // Two CPUs alternate: on a disk they share the one cursor.
+            let got: Vec<u32> = (0..600).map(|i| take(&mut a, i % 2)).collect();
+            assert_eq!(got, (1..=600).collect::<Vec<u32>>(), "{era:?}");
+        }
     }
 }
