@@ -641,7 +641,10 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": ts.interval_ns,
                     "cpu_iowait_s": cpu_iowait_s, "iowait_pct": iowait_pct,
                     # No /proc/vmstat counter for too_many_isolated sleeps: not measured.
-                    "reclaim_isolated_sleeps": None},
+                    "reclaim_isolated_sleeps": None,
+                    # lru_lock contention: no host counter (a lock_stat kernel would be needed).
+                    "lru_lock_acquisitions": None, "lru_lock_contended": None,
+                    "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None},
     }
 
 
@@ -760,5 +763,7 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                    for t in tasks[:1]],
         "devices": [], "summary": {"ra_hit_pct": None, "elapsed_s": 0.0, "readahead": "",
                                    "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": 0,
-                                   "cpu_iowait_s": 0.0, "iowait_pct": 0.0, "reclaim_isolated_sleeps": None},
+                                   "cpu_iowait_s": 0.0, "iowait_pct": 0.0, "reclaim_isolated_sleeps": None,
+                                   "lru_lock_acquisitions": None, "lru_lock_contended": None,
+                                   "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None},
     }

@@ -312,6 +312,21 @@ pub struct Costs {
     pub read_submit_cpu_ns: u64,
     /// Reclaim: isolating and checking one LRU page.
     pub scan_page_ns: u64,
+    /// The time one folio keeps the lruvec's `lru_lock` while it is moved on or off a list
+    /// (`list_del`/`list_add`, the LRU flag and the lruvec counters on its `struct folio`):
+    /// the share of the work already charged (`scan_page_ns` in reclaim, the fault's or
+    /// read's own cost in `folio_add_lru`) that is done under the lock, so it adds no CPU; it
+    /// is how long other CPUs wait (reclaim/lru_lock.rs). Estimate: the folio's cache line is
+    /// cold when reclaim takes it from the list tail, so about one cache miss of a 2017 server
+    /// core's ~90 ns local DRAM latency, of which the list moves (two neighbours' lines, hot
+    /// after the walk) add little: 50 ns, half of `scan_page_ns`.
+    pub lru_lock_folio_ns: u64,
+    /// An acquisition of `lru_lock` by a CPU other than its last holder: the lock's cache line
+    /// and the lruvec's list heads move from the CPU that wrote them last. CPU of the
+    /// acquirer, and part of the hold. Estimate: one core-to-core cache-line transfer on a
+    /// 2017 two-socket Xeon (Skylake-SP mesh, the posting's Xeon 6154), commonly measured at
+    /// 70-110 ns within a socket: 100 ns. A one-CPU machine never pays it.
+    pub lru_lock_handoff_ns: u64,
     /// Reclaim: one VMA visited by a reverse-map walk (`page_vma_mapped_walk`, called per VMA
     /// of the folio's anon_vma or i_mmap tree by `folio_referenced_one` and `try_to_unmap_one`),
     /// mapped there or not: `vma_address`, the page-table descent to the PTE and its lock.
@@ -381,6 +396,8 @@ impl Default for Costs {
             major_fault_cpu_ns: 2_000,
             read_submit_cpu_ns: 0,
             scan_page_ns: 100,
+            lru_lock_folio_ns: 50,
+            lru_lock_handoff_ns: 100,
             rmap_walk_ns: 150,
             unmap_ns: 250,
             free_page_ns: 100,

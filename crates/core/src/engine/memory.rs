@@ -192,16 +192,24 @@ impl Sim {
     /// `folio_add_lru` (§1.8, §3.10): the policy places the folio by its flags.
     pub(crate) fn lru_add(&mut self, f: u32) {
         self.reclaim.policy().folio_add(&mut self.mem.frames, f);
+        self.lru_pagevec_add();
     }
 
     /// `folio_add_lru` from `read()`/`write()`, outside a page fault.
     pub(crate) fn lru_add_outside_fault(&mut self, f: u32) {
         self.reclaim.policy().folio_add_outside_fault(&mut self.mem.frames, f);
+        self.lru_pagevec_add();
     }
 
     /// `folio_mark_accessed` (§3.10): an access through a file descriptor.
     pub(crate) fn mark_page_accessed(&mut self, f: u32) {
+        let activated = self.stats.vm.pgactivate;
         self.reclaim.policy().mark_accessed(&mut self.mem.frames, f, &mut self.stats.vm);
+        if self.stats.vm.pgactivate != activated {
+            // The classic LRU's `folio_activate` goes through the CPU's activate vector (MGLRU
+            // only bumps the tier bits and activates nothing here).
+            self.lru_pagevec_add();
+        }
     }
 
     /// `workingset_refault` (§4.3): folio `f` is read back in over `shadow`; the policy sets

@@ -150,6 +150,10 @@ impl Sim {
                 cpu_iowait_s: iowait_ns as f64 / 1e9,
                 iowait_pct,
                 reclaim_isolated_sleeps: self.reclaim.isolation.throttled,
+                lru_lock_acquisitions: self.reclaim.lru_lock.stats.acquisitions,
+                lru_lock_contended: self.reclaim.lru_lock.stats.contended,
+                lru_lock_reclaim_spin_s: self.reclaim.lru_lock.stats.reclaim_spin_ns as f64 / 1e9,
+                lru_lock_access_spin_s: self.reclaim.lru_lock.stats.access_spin_ns as f64 / 1e9,
             },
             store: (self.swap.store.name() != "none").then(|| StoreResult {
                 name: self.swap.store.name(),

@@ -201,7 +201,11 @@ impl Sim {
         }
         match self.tasks[tid as usize].kind {
             TaskKind::Kernel(k) => self.kthread_step(k, tid, cpu),
-            TaskKind::User => self.run_user(tid, cpu, horizon),
+            TaskKind::User => {
+                self.reclaim.lru_lock.running = Some((tid, cpu));
+                self.run_user(tid, cpu, horizon);
+                self.reclaim.lru_lock.running = None;
+            }
         }
     }
 

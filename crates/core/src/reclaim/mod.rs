@@ -19,6 +19,7 @@ pub mod classic;
 mod direct;
 pub mod isolation;
 pub mod kswapd;
+pub mod lru_lock;
 pub mod mglru;
 mod pageout;
 pub mod policy;
@@ -74,11 +75,13 @@ pub struct ReclaimState {
     pub current: Option<u32>,
     /// Pages reclaimers hold isolated, and the too_many_isolated sleepers (`isolation.rs`).
     pub isolation: isolation::Isolation,
+    /// The lruvec's `lru_lock` and the CPUs' page vectors (`lru_lock.rs`).
+    pub lru_lock: lru_lock::LruLock,
 }
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, all_unreclaimable: false, current: None, isolation: Default::default() }
+        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default() }
     }
 
     /// The policy, outside its own reclaim passes.

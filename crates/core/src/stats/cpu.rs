@@ -27,6 +27,8 @@
 //! * The block layer is five categories, one per stage a request goes through
 //!   (device/blk.rs): bio allocation, plug and merge, request allocation and tag, dispatch,
 //!   completion interrupt and softirq — each the device's named per-request cost.
+//! * Waiting for `lru_lock` is spinning, so it is CPU: its own category (`lru_lock`, with the
+//!   cache-line hand-off), apart from the work done under the lock (`lru_ops`).
 //! * Sleeping (congestion_wait, writeback throttling) is not CPU and is never charged here.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -42,6 +44,9 @@ pub enum CpuCategory {
     BloomFilter,
     /// Isolating, sorting and putting back folios on the LRU lists under `lru_lock`.
     LruOps,
+    /// Taking the lruvec's `lru_lock`: spinning while other CPUs hold it, and pulling its
+    /// cache line from the last holder (reclaim/lru_lock.rs).
+    LruLock,
     /// `try_to_unmap` including its share of the TLB flush.
     Unmap,
     /// Swap slot allocation (`folio_alloc_swap`).
@@ -64,11 +69,12 @@ pub enum CpuCategory {
 }
 
 impl CpuCategory {
-    pub const ALL: [CpuCategory; 13] = [
+    pub const ALL: [CpuCategory; 14] = [
         CpuCategory::RmapWalk,
         CpuCategory::PageTableWalk,
         CpuCategory::BloomFilter,
         CpuCategory::LruOps,
+        CpuCategory::LruLock,
         CpuCategory::Unmap,
         CpuCategory::SwapAlloc,
         CpuCategory::FreePage,
@@ -91,6 +97,7 @@ impl CpuCategory {
             CpuCategory::PageTableWalk => "page_table_walk",
             CpuCategory::BloomFilter => "bloom_filter",
             CpuCategory::LruOps => "lru_ops",
+            CpuCategory::LruLock => "lru_lock",
             CpuCategory::Unmap => "unmap_tlb_flush",
             CpuCategory::SwapAlloc => "swap_alloc",
             CpuCategory::FreePage => "free_page",

@@ -151,6 +151,14 @@ pub struct Summary {
     /// Direct reclaimers' sleeps in `too_many_isolated` (reclaim/isolation.rs): on 6.x the
     /// `mm_vmscan_throttled` events with reason ISOLATED; no vmstat counter exists for them.
     pub reclaim_isolated_sleeps: u64,
+    /// The lruvec's `lru_lock` (reclaim/lru_lock.rs): acquisitions, those that found it held,
+    /// and the CPU time spun on it by reclaimers (also in the `lru_lock` category of the
+    /// reclaim CPU tables) and by tasks draining their page vectors (`folio_add_lru`,
+    /// `folio_activate`). No host counter gives these.
+    pub lru_lock_acquisitions: u64,
+    pub lru_lock_contended: u64,
+    pub lru_lock_reclaim_spin_s: f64,
+    pub lru_lock_access_spin_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -293,8 +293,14 @@ impl ClassicLru {
             // 5.8+: only the executable pages kept active count as rotations.
             self.lru_note_cost(anon, 0, exec_kept);
         }
+        // Under lru_lock: isolate_lru_folios, then (after folio_referenced, outside it)
+        // move_folios_to_lru of both lists (§3.9).
+        sim.lru_lock_in_reclaim(sc, taken);
         sc.cost.charge(CpuCategory::LruOps, taken * sim.costs.scan_page_ns);
         sc.cost.charge(CpuCategory::RmapWalk, walks * sim.costs.rmap_walk_ns);
+        if taken > 0 {
+            sim.lru_lock_in_reclaim(sc, taken);
+        }
         // Off the LRU (NR_ISOLATED) while folio_referenced walked them; the deactivated ones
         // are back on the inactive list.
         let now = sim.now;
@@ -316,6 +322,9 @@ impl ClassicLru {
             }
         }
         let taken = isolated.len() as u64;
+        // isolate_lru_folios runs under lru_lock (§3.10, §3.11), taken whether or not it
+        // finds anything.
+        sim.lru_lock_in_reclaim(sc, taken);
         if taken == 0 {
             return 0;
         }
@@ -336,6 +345,8 @@ impl ClassicLru {
         sc.nr_scanned += scanned;
         self.recent_scanned[!anon as usize] += scanned;
         sc.count_scan(&mut sim.stats.vm, anon, scanned);
+        // move_folios_to_lru under lru_lock: the survivors and what waits go back.
+        sim.lru_lock_in_reclaim(sc, res.keep.len() as u64 + res.activate.len() as u64 + deferred);
         // Isolated from here until shrink_folio_list is done with them (its pageout
         // submissions included); the kept ones go back to the inactive list.
         sim.hold_isolated_batch(anon, taken, res.keep.len() as u64 + deferred, isolated_from, sc, sc.queue_full.is_some() && !queue_full_before);

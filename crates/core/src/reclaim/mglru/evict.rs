@@ -143,6 +143,9 @@ impl MgLru {
     /// Returns the pages scanned.
     fn evict_folios(&mut self, sim: &mut Sim, sc: &mut ScanControl, s: u64, n: u64) -> u64 {
         let (mut scanned, ty, list) = self.isolate_folios(sim, sc, s, n);
+        // isolate_folios sorts and isolates under lru_lock (§5.6): every folio it scanned
+        // moved on or off a list.
+        sim.lru_lock_in_reclaim(sc, scanned);
         if self.try_to_inc_min_seq(s) {
             scanned += 1;
         }
@@ -163,6 +166,8 @@ impl MgLru {
         for &f in &res.deferred {
             self.add_folio(&mut sim.mem.frames, f, true, false);
         }
+        // The put-back (move_folios_to_lru) under lru_lock, deferred folios included.
+        sim.lru_lock_in_reclaim(sc, (res.keep.len() + res.activate.len() + res.deferred.len()) as u64);
         let retry = self.put_back(sim, &res.keep, &res.activate, true);
         if sc.batch_waits() {
             // The batch ended asleep: not activated by a retry that would not run either.
@@ -174,6 +179,7 @@ impl MgLru {
             let again = sim.shrink_folio_list(self, retry, sc);
             reclaimed += again.reclaimed;
             sim.stats.vm.pgactivate += again.activate.len() as u64;
+            sim.lru_lock_in_reclaim(sc, (again.keep.len() + again.activate.len()) as u64);
             self.put_back(sim, &again.keep, &again.activate, false);
         }
         sc.nr_reclaimed += reclaimed;

@@ -1,0 +1,249 @@
+//! The lruvec's `lru_lock`: a spinlock that every CPU moving folios on or off the LRU lists
+//! takes, and the time CPUs spin on it when many do so at once.
+//!
+//! In 5.17 (the posting of seed 004; `mm/vmscan.c`, `mm/swap.c`) one `lruvec->lru_lock`
+//! serialises, for a node of a memory cgroup (§3.10, §3.11, §5.6); the eras before 4.8 have
+//! the zone's `lru_lock` in the same places, which for the model's one zone is the same lock:
+//! * reclaim's isolation and put-back: `shrink_inactive_list` and `shrink_active_list` take it
+//!   around `isolate_lru_pages` and again around `move_pages_to_lru`; MGLRU's `evict_folios`
+//!   around `isolate_folios` (which also sorts, i.e. moves, the folios it does not isolate)
+//!   and around the put-back;
+//! * the access path's per-CPU page vectors (`PAGEVEC_SIZE` 15, 14 before 4.15): `folio_add_lru` (every new
+//!   page-cache, anonymous or swapped-in folio) and, for the classic LRU only,
+//!   `folio_activate` from `folio_mark_accessed` (the second access through a file
+//!   descriptor). A CPU takes the lock once per full vector (`pagevec_lru_move_fn`).
+//!   MGLRU's `folio_mark_accessed` only bumps the tier bits in `folio->flags` and takes no
+//!   lock (seed 004: "moving across tiers only involves operations on folio->flags").
+//!
+//! The kernel's lock is a queued spinlock: a CPU that finds it held spins, with interrupts off,
+//! until the CPUs queued before it are through. A reclaim pass and a task's kernel work run
+//! atomically in the model, each at its own clock, and the clocks of different CPUs are
+//! processed out of order (a task runs ahead by up to the sync quantum, kswapd further). So
+//! the lock is a timeline of busy intervals in virtual time: an acquisition at clock `t`
+//! holding for `h` takes the earliest free interval of length `h` at or after `t`, and spins
+//! until it starts. That is first-come-first-served by clock whatever order the model
+//! processes the CPUs in, and deterministic. Intervals that ended before `sim.now` (no clock
+//! is behind it) are dropped.
+//!
+//! Costs (named parameters in `Costs`):
+//! * `lru_lock_folio_ns`: the time one folio keeps the lock (the list moves and LRU flag and
+//!   counter updates on its `struct folio`). This is not extra CPU: it is the part of the work
+//!   already charged (`scan_page_ns` in reclaim, the fault's or read's own cost in the access
+//!   path) that is done under the lock; it only says how long others wait.
+//! * `lru_lock_handoff_ns`: an acquisition by a CPU other than the last holder pulls the
+//!   lock's cache line and the lruvec's list heads from the CPU that wrote them last. It is
+//!   CPU time of the acquirer and also part of the hold.
+//! * A machine of one CPU takes the lock but never finds it held (a holder is not preempted)
+//!   and never moves its line: the model skips the lock there.
+//! * The spin itself is CPU (the task keeps its CPU), charged to the reclaimer's
+//!   `lru_lock` category in reclaim, and to the task's clock in the access path; both are
+//!   counted in `LruLockStats`.
+//!
+//! Not modelled: the memcg hierarchy's other lruvecs (5.17's `lru_note_cost` walks every
+//! ancestor's lock; the model has one lruvec), the `i_pages` xarray lock and anon_vma /
+//! i_mmap rwsems (reader-shared in reclaim), and the cost a spinning CPU's line-polling adds
+//! to the holder.
+
+use crate::config::Profile;
+use crate::engine::Sim;
+use crate::reclaim::ScanControl;
+use crate::stats::CpuCategory;
+use std::collections::BTreeMap;
+
+/// `PAGEVEC_SIZE` (include/linux/pagevec.h): folios a CPU's vector holds before the CPU
+/// takes the lock to move them all. 15 from 4.15 (the `cold` field went, "15 pointers +
+/// header align the pagevec structure to a power of two"), 14 before. 6.5's larger
+/// `folio_batch` (31) is not modelled: the 6.x profile stands for 5.17 in seed 004.
+pub fn pagevec_size(profile: Profile) -> u32 {
+    if profile >= Profile::V6 { 15 } else { 14 }
+}
+
+/// Who holds or asks for the lock, for the cache-line hand-off: the task id (a running task
+/// stands for its CPU), `KSWAPD` for kswapd.
+pub type Holder = u32;
+const KSWAPD: Holder = u32::MAX;
+
+/// How often the lock was taken, how often it was found busy, and the time spun.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LruLockStats {
+    pub acquisitions: u64,
+    pub contended: u64,
+    /// Nanoseconds spun by reclaimers (kswapd and direct).
+    pub reclaim_spin_ns: u64,
+    /// Nanoseconds spun by tasks draining their CPU's page vectors (the access path).
+    pub access_spin_ns: u64,
+}
+
+/// The lock's timeline and the CPUs' page vectors.
+#[derive(Debug, Default)]
+pub struct LruLock {
+    /// Busy intervals `start -> end`, disjoint.
+    busy: BTreeMap<u64, u64>,
+    last_holder: Option<Holder>,
+    /// Folios waiting in each CPU's page vectors (add and activate together: both drain under
+    /// the same lock, each when full; one count is the same rate of acquisitions).
+    pagevec: Vec<u32>,
+    /// The user task whose kernel work runs now and the CPU it runs on (set by the scheduler
+    /// around a user task's run): whose page vector a `folio_add_lru` fills and whose clock
+    /// pays the drain. None in kernel threads and I/O completions, which the model does not
+    /// charge for the access path.
+    pub running: Option<(u32, usize)>,
+    pub stats: LruLockStats,
+}
+
+/// One acquisition's outcome: the spin before the lock was free, and the hand-off CPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Acquired {
+    pub spin_ns: u64,
+    pub handoff_ns: u64,
+}
+
+impl Acquired {
+    /// The acquirer's CPU time for taking the lock.
+    pub fn cpu_ns(&self) -> u64 {
+        self.spin_ns + self.handoff_ns
+    }
+}
+
+impl LruLock {
+    /// Take the lock at clock `at` for `work_ns` of work under it. `handoff_ns` is paid (and
+    /// extends the hold) when the lock was last held by another CPU. `floor` is the event
+    /// loop's time: no later acquisition comes before it.
+    pub fn acquire(&mut self, holder: Holder, at: u64, work_ns: u64, handoff_ns: u64, floor: u64) -> Acquired {
+        while let Some((&s, &e)) = self.busy.first_key_value() {
+            if e > floor {
+                break;
+            }
+            self.busy.remove(&s);
+        }
+        let handoff_ns = if self.last_holder.is_some_and(|h| h != holder) { handoff_ns } else { 0 };
+        self.last_holder = Some(holder);
+        let hold = work_ns + handoff_ns;
+        let start = self.first_free(at, hold.max(1));
+        if hold > 0 {
+            self.busy.insert(start, start + hold);
+        }
+        self.stats.acquisitions += 1;
+        if start > at {
+            self.stats.contended += 1;
+        }
+        Acquired { spin_ns: start - at, handoff_ns }
+    }
+
+    /// The earliest `s >= at` with `[s, s + len)` free.
+    fn first_free(&self, at: u64, len: u64) -> u64 {
+        let mut s = at;
+        // The interval that started last at or before `at` may still run past it.
+        if let Some((_, &e)) = self.busy.range(..=at).next_back() {
+            s = s.max(e);
+        }
+        for (&b, &e) in self.busy.range(at.saturating_add(1)..) {
+            if b >= s.saturating_add(len) {
+                break;
+            }
+            s = s.max(e);
+        }
+        s
+    }
+
+    /// A folio went into CPU `cpu`'s page vector (`folio_add_lru`, `folio_activate`): true
+    /// when the vector is now full and the CPU must take the lock to drain it.
+    pub fn pagevec_add(&mut self, cpus: usize, cpu: usize, size: u32) -> bool {
+        if self.pagevec.len() < cpus {
+            self.pagevec.resize(cpus, 0);
+        }
+        self.pagevec[cpu] += 1;
+        if self.pagevec[cpu] < size {
+            return false;
+        }
+        self.pagevec[cpu] = 0;
+        true
+    }
+}
+
+impl Sim {
+    /// Can another CPU hold the lock? A spinlock holder is not preempted (`spin_lock_irq`), so
+    /// on a machine of one CPU nobody ever finds it held, and its line never moves: the
+    /// model skips the lock there (whatever the run-ahead of kswapd's clock suggests).
+    fn lru_lock_shared(&self) -> bool {
+        self.sched.cpus.len() > 1
+    }
+
+    /// A reclaimer takes `lru_lock` at its clock to move `folios` on or off the lists
+    /// (isolation or put-back, §3.10, §5.6): its spin and hand-off go to the `lru_lock`
+    /// category.
+    pub(crate) fn lru_lock_in_reclaim(&mut self, sc: &mut ScanControl, folios: u64) {
+        if !self.lru_lock_shared() {
+            return;
+        }
+        let holder = if sc.kswapd { KSWAPD } else { self.reclaim.current.unwrap_or(KSWAPD) };
+        let work = folios * self.costs.lru_lock_folio_ns;
+        let handoff = self.costs.lru_lock_handoff_ns;
+        let got = self.reclaim.lru_lock.acquire(holder, sc.clock(), work, handoff, self.now);
+        self.reclaim.lru_lock.stats.reclaim_spin_ns += got.spin_ns;
+        sc.cost.charge(CpuCategory::LruLock, got.cpu_ns());
+    }
+
+    /// A folio went into the running CPU's page vector (`folio_add_lru`, or the classic LRU's
+    /// `folio_activate`); a full vector is drained under `lru_lock` at the task's clock, which
+    /// pays the spin and the hand-off.
+    pub(crate) fn lru_pagevec_add(&mut self) {
+        let Some((tid, cpu)) = self.reclaim.lru_lock.running else { return };
+        if !self.lru_lock_shared() {
+            return;
+        }
+        let cpus = self.sched.cpus.len();
+        let size = pagevec_size(self.profile);
+        if !self.reclaim.lru_lock.pagevec_add(cpus, cpu, size) {
+            return;
+        }
+        let work = size as u64 * self.costs.lru_lock_folio_ns;
+        let handoff = self.costs.lru_lock_handoff_ns;
+        let at = self.tasks[tid as usize].clock;
+        let got = self.reclaim.lru_lock.acquire(tid, at, work, handoff, self.now);
+        self.reclaim.lru_lock.stats.access_spin_ns += got.spin_ns;
+        self.tasks[tid as usize].clock += got.cpu_ns();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_free_lock_costs_no_spin_and_one_holder_pays_no_handoff() {
+        let mut l = LruLock::default();
+        assert_eq!(l.acquire(1, 100, 50, 80, 0), Acquired { spin_ns: 0, handoff_ns: 0 });
+        assert_eq!(l.acquire(1, 1_000, 50, 80, 0), Acquired { spin_ns: 0, handoff_ns: 0 });
+        assert_eq!(l.stats.contended, 0);
+    }
+
+    #[test]
+    fn a_busy_lock_makes_the_next_cpu_spin_until_the_holder_is_done() {
+        let mut l = LruLock::default();
+        l.acquire(1, 100, 500, 80, 0);
+        // CPU 2 arrives while CPU 1 holds [100, 600): spins 500, then pays the hand-off.
+        assert_eq!(l.acquire(2, 100, 50, 80, 0), Acquired { spin_ns: 500, handoff_ns: 80 });
+        // CPU 3, later, queues behind both: [600, 730) is CPU 2's.
+        assert_eq!(l.acquire(3, 200, 10, 80, 0).spin_ns, 530);
+        assert_eq!(l.stats.contended, 2);
+    }
+
+    #[test]
+    fn an_earlier_clock_processed_later_uses_the_gap_before_a_later_hold() {
+        let mut l = LruLock::default();
+        l.acquire(1, 10_000, 100, 0, 0);
+        // A CPU whose clock is earlier is processed afterwards: it is not queued behind.
+        assert_eq!(l.acquire(2, 1_000, 100, 0, 0).spin_ns, 0);
+        // One that would overlap the later hold waits for it.
+        assert_eq!(l.acquire(3, 9_950, 100, 0, 0).spin_ns, 150);
+    }
+
+    #[test]
+    fn a_cpu_takes_the_lock_once_per_full_page_vector() {
+        let mut l = LruLock::default();
+        let drains = (0..45).filter(|_| l.pagevec_add(4, 2, 15)).count();
+        assert_eq!(drains, 3);
+        assert!(!l.pagevec_add(4, 1, 15), "another CPU's vector is its own");
+    }
+}
