@@ -70,3 +70,23 @@ fn only_the_classic_lru_takes_lru_lock_to_activate_a_folio_read_twice() {
     let min = (added(&classic) + v(&classic, "pgactivate")) / vec;
     assert!(classic.summary.lru_lock_acquisitions + cpus as u64 >= min, "{} drains for {} adds and {} activations", classic.summary.lru_lock_acquisitions, added(&classic), v(&classic, "pgactivate"));
 }
+
+#[test]
+fn a_classic_refault_of_a_workingset_folio_takes_lru_lock_and_an_mglru_one_does_not() {
+    for policy in ["classic", "mglru"] {
+        // Seed 004's fio workload, 16 jobs on 8 CPUs in a 32 MiB memcg: the classic LRU's
+        // refaults restore workingset folios only once its active list has formed, after ~2 s.
+        let text = include_str!("../../../experiments/workloads/fio-randread.toml");
+        let ov = ["machine.cpus=8", "task.0.instances=16", "machine.memcg_limit=\"32MiB\"", "task.0.ramp_time=\"0ms\""];
+        let policy_ov = format!("kernel.reclaim=\"{policy}\"");
+        let r = load(text, &[ov[0], ov[1], ov[2], ov[3], &policy_ov]);
+        let (sim, res) = run_resolved(&r);
+        let restored = v(&res, "workingset_restore_file") + v(&res, "workingset_restore_anon");
+        assert!(restored > 0, "{policy}: 16 readers of 5.5 MiB files in 32 MiB restore workingset folios");
+        let notes = sim.reclaim.lru_lock.stats.refault_notes;
+        // Every refault here happens in a reader's read(): classic notes each restore's cost
+        // under the lock (lru_note_cost_refault), MGLRU's lru_gen_refault none.
+        let want = if policy == "classic" { restored } else { 0 };
+        assert_eq!(notes, want, "{policy}: {restored} restores");
+    }
+}

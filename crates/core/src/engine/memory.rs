@@ -221,8 +221,17 @@ impl Sim {
     /// `workingset_refault` with whether it happens inside a page fault (`read()` is not).
     pub(crate) fn refault_in(&mut self, f: u32, shadow: u32, anon: bool, in_fault: bool) {
         let swap_free = self.swap.free_pages();
+        let restored = self.stats.vm.workingset_restore_anon + self.stats.vm.workingset_restore_file;
         let ctx = RefaultCtx { frames: &mut self.mem.frames, vm: &mut self.stats.vm, swap_free, in_fault, now: self.now };
-        self.reclaim.policy().refault(ctx, f, shadow, anon);
+        let policy = self.reclaim.policy();
+        policy.refault(ctx, f, shadow, anon);
+        let notes_cost = policy.refault_notes_cost();
+        if notes_cost && self.stats.vm.workingset_restore_anon + self.stats.vm.workingset_restore_file != restored {
+            // lru_note_cost_refault: the lock for a few counters (no folio moves).
+            if self.lru_lock_in_access_path(0) {
+                self.reclaim.lru_lock.stats.refault_notes += 1;
+            }
+        }
     }
 
     /// Unmap and free everything a VMA holds (exit_mmap / OOM reaper).

@@ -8,12 +8,16 @@
 //!   around `isolate_lru_pages` and again around `move_pages_to_lru`; MGLRU's `evict_folios`
 //!   around `isolate_folios` (which also sorts, i.e. moves, the folios it does not isolate)
 //!   and around the put-back;
-//! * the access path's per-CPU page vectors (`PAGEVEC_SIZE` 15, 14 before 4.15): `folio_add_lru` (every new
-//!   page-cache, anonymous or swapped-in folio) and, for the classic LRU only,
+//! * the access path's per-CPU page vectors (`PAGEVEC_SIZE` 15, 14 before 4.16):
+//!   `folio_add_lru` (every new page-cache, anonymous or swapped-in folio) and, for the
+//!   classic LRU only,
 //!   `folio_activate` from `folio_mark_accessed` (the second access through a file
 //!   descriptor). A CPU takes the lock once per full vector (`pagevec_lru_move_fn`).
 //!   MGLRU's `folio_mark_accessed` only bumps the tier bits in `folio->flags` and takes no
-//!   lock (seed 004: "moving across tiers only involves operations on folio->flags").
+//!   lock (seed 004: "moving across tiers only involves operations on folio->flags");
+//! * the classic LRU's refault of a folio that was in the workingset: `workingset_refault`
+//!   → `lru_note_cost_refault` (5.8+, §3.12) takes the lock to update the lruvec's cost
+//!   counters; MGLRU's `lru_gen_refault` does not.
 //!
 //! The kernel's lock is a queued spinlock: a CPU that finds it held spins, with interrupts off,
 //! until the CPUs queued before it are through. A reclaim pass and a task's kernel work run
@@ -40,7 +44,10 @@
 //!   counted in `LruLockStats`.
 //!
 //! Not modelled: the memcg hierarchy's other lruvecs (5.17's `lru_note_cost` walks every
-//! ancestor's lock; the model has one lruvec), the `i_pages` xarray lock and anon_vma /
+//! ancestor's lock; the model has one lruvec), 5.17's separate acquisition for
+//! `lru_note_cost` after a `shrink_inactive_list` put-back (6.x notes it inside the put-back's
+//! section; the model does that in every era), 2.6.28's `activate_page` taking the lock per
+//! page, the `i_pages` xarray lock and anon_vma /
 //! i_mmap rwsems (reader-shared in reclaim), and the cost a spinning CPU's line-polling adds
 //! to the holder.
 
@@ -51,8 +58,10 @@ use crate::stats::CpuCategory;
 use std::collections::BTreeMap;
 
 /// `PAGEVEC_SIZE` (include/linux/pagevec.h): folios a CPU's vector holds before the CPU
-/// takes the lock to move them all. 15 from 4.15 (the `cold` field went, "15 pointers +
-/// header align the pagevec structure to a power of two"), 14 before. 6.5's larger
+/// takes the lock to move them all. 14 ("14 pointers + two long's align the pagevec
+/// structure to a power of two") until Matthew Wilcox shrank the header (linux-mm, December
+/// 2017, 4.16: "15 pointers + header align ..."); 15 since. The model's 4.14 and older
+/// profiles have 14, 6.x 15. 6.5's larger
 /// `folio_batch` (31) is not modelled: the 6.x profile stands for 5.17 in seed 004.
 pub fn pagevec_size(profile: Profile) -> u32 {
     if profile >= Profile::V6 { 15 } else { 14 }
@@ -70,8 +79,10 @@ pub struct LruLockStats {
     pub contended: u64,
     /// Nanoseconds spun by reclaimers (kswapd and direct).
     pub reclaim_spin_ns: u64,
-    /// Nanoseconds spun by tasks draining their CPU's page vectors (the access path).
+    /// Nanoseconds spun by tasks in the access path (page vector drains, refault cost notes).
     pub access_spin_ns: u64,
+    /// Acquisitions by the classic LRU's `lru_note_cost_refault`.
+    pub refault_notes: u64,
 }
 
 /// The lock's timeline and the CPUs' page vectors.
@@ -121,13 +132,28 @@ impl LruLock {
         let hold = work_ns + handoff_ns;
         let start = self.first_free(at, hold.max(1));
         if hold > 0 {
-            self.busy.insert(start, start + hold);
+            self.occupy(start, start + hold);
         }
         self.stats.acquisitions += 1;
         if start > at {
             self.stats.contended += 1;
         }
         Acquired { spin_ns: start - at, handoff_ns }
+    }
+
+    /// Mark `[start, end)` busy (free before), merged with the intervals it touches: a
+    /// contended lock is one interval, so the search above does not walk its queue.
+    fn occupy(&mut self, mut start: u64, mut end: u64) {
+        if let Some((&s, &e)) = self.busy.range(..=start).next_back() {
+            if e == start {
+                self.busy.remove(&s);
+                start = s;
+            }
+        }
+        if let Some(e) = self.busy.remove(&end) {
+            end = e;
+        }
+        self.busy.insert(start, end);
     }
 
     /// The earliest `s >= at` with `[s, s + len)` free.
@@ -188,21 +214,32 @@ impl Sim {
     /// `folio_activate`); a full vector is drained under `lru_lock` at the task's clock, which
     /// pays the spin and the hand-off.
     pub(crate) fn lru_pagevec_add(&mut self) {
-        let Some((tid, cpu)) = self.reclaim.lru_lock.running else { return };
+        let Some((_, cpu)) = self.reclaim.lru_lock.running else { return };
         if !self.lru_lock_shared() {
             return;
         }
         let cpus = self.sched.cpus.len();
         let size = pagevec_size(self.profile);
-        if !self.reclaim.lru_lock.pagevec_add(cpus, cpu, size) {
-            return;
+        if self.reclaim.lru_lock.pagevec_add(cpus, cpu, size) {
+            self.lru_lock_in_access_path(size as u64);
         }
-        let work = size as u64 * self.costs.lru_lock_folio_ns;
+    }
+
+    /// The running task takes `lru_lock` at its clock to move `folios` (0: to update the
+    /// lruvec's counters only), paying the spin and the hand-off on its clock. False when no
+    /// task runs (kernel threads, completions) or the machine has one CPU: nothing taken.
+    pub(crate) fn lru_lock_in_access_path(&mut self, folios: u64) -> bool {
+        let Some((tid, _)) = self.reclaim.lru_lock.running else { return false };
+        if !self.lru_lock_shared() {
+            return false;
+        }
+        let work = folios * self.costs.lru_lock_folio_ns;
         let handoff = self.costs.lru_lock_handoff_ns;
         let at = self.tasks[tid as usize].clock;
         let got = self.reclaim.lru_lock.acquire(tid, at, work, handoff, self.now);
         self.reclaim.lru_lock.stats.access_spin_ns += got.spin_ns;
         self.tasks[tid as usize].clock += got.cpu_ns();
+        true
     }
 }
 

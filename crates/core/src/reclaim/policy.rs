@@ -75,6 +75,11 @@ pub trait LruPolicy {
     fn folio_del(&mut self, frames: &mut [Frame], f: u32);
     /// `folio_mark_accessed`: an access through a file descriptor (read()/write()).
     fn mark_accessed(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat);
+    /// Does `refault` of a folio that was in the workingset note its cost under `lru_lock`
+    /// (the classic LRU's `lru_note_cost_refault`, 5.8+)? MGLRU's `lru_gen_refault` does not.
+    fn refault_notes_cost(&self) -> bool {
+        false
+    }
     /// `folio_rotate_reclaimable`: writeback of a folio marked for reclaim ended; put it where
     /// reclaim finds it next.
     fn rotate_reclaimable(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat);

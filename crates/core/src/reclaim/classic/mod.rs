@@ -241,6 +241,12 @@ impl LruPolicy for ClassicLru {
         self.age_nonresident(pages.len() as u64); // workingset_activation
     }
 
+    /// `workingset_refault` → `lru_note_cost_refault` (§3.12) takes `lru_lock` for a folio
+    /// that was in the workingset, since the cost model arrived (5.8; the 6.x profile).
+    fn refault_notes_cost(&self) -> bool {
+        self.profile >= Profile::V6
+    }
+
     /// To the inactive tail (`lru_move_tail`).
     fn rotate_reclaimable(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat) {
         let anon = frames[f as usize].is_anon_type();
