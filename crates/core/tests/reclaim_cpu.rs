@@ -25,7 +25,8 @@ fn per_page_categories_match_what_reclaim_did_on_zram() {
         // zram compresses every page written (default content: 3:1, none zero), in the
         // reclaimer's context — the zero check, lzo, the pool copy — and has no block layer.
         use swaplab_core::swap::store::zswap::compressor::{cost, STORE_OVERHEAD_NS, ZERO_CHECK_NS};
-        let per_page = ZERO_CHECK_NS + cost("lzo").compress_ns + STORE_OVERHEAD_NS;
+        let three_to_one = (4096.0f64 / 3.0).round() as u32;
+        let per_page = ZERO_CHECK_NS + cost("lzo").compress(three_to_one) + STORE_OVERHEAD_NS;
         assert_eq!(both(&res).get(Cat::Compression), v(&res, "pswpout") * per_page, "{policy}");
         assert_eq!(both(&res).block_layer(), 0, "{policy}: zram bypasses the block layer");
         // Every reclaimed page is freed once, by whoever reclaimed it.

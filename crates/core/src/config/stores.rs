@@ -67,11 +67,15 @@ pub struct ZswapSpec {
     /// `CONFIG_ZSMALLOC_CHAIN_SIZE` (default 8 since 6.3; 4 before): most pages in a zspage.
     #[serde(default = "default_chain_size")]
     pub zspage_max_pages: u32,
-    /// Override the compressor's per-page CPU costs (ns); see `swap/store/zswap/compressor.rs`.
+    /// Override the compressor's per-page CPU costs (ns: a full pass, compressing and
+    /// decompressing) and the compressed size from which a page costs them (bytes; smaller
+    /// pages cost proportionally less); see `swap/store/zswap/compressor.rs`.
     #[serde(default)]
     pub compress_ns: Option<u64>,
     #[serde(default)]
     pub decompress_ns: Option<u64>,
+    #[serde(default)]
+    pub full_cost_bytes: Option<u32>,
 }
 
 /// `[zram]`: how zram swap devices (the `zram` preset, `compressed = true`) compress. Their
@@ -83,16 +87,20 @@ pub struct ZramSpec {
     /// the same LZO coder with run-length encoding of zero runs), lz4, zstd.
     #[serde(default = "default_compressor")]
     pub compressor: String,
-    /// Override the compressor's per-page CPU costs (ns); see `swap/store/zswap/compressor.rs`.
+    /// Override the compressor's per-page CPU costs (ns: a full pass, compressing and
+    /// decompressing) and the compressed size from which a page costs them (bytes; smaller
+    /// pages cost proportionally less); see `swap/store/zswap/compressor.rs`.
     #[serde(default)]
     pub compress_ns: Option<u64>,
     #[serde(default)]
     pub decompress_ns: Option<u64>,
+    #[serde(default)]
+    pub full_cost_bytes: Option<u32>,
 }
 
 impl Default for ZramSpec {
     fn default() -> ZramSpec {
-        ZramSpec { compressor: default_compressor(), compress_ns: None, decompress_ns: None }
+        ZramSpec { compressor: default_compressor(), compress_ns: None, decompress_ns: None, full_cost_bytes: None }
     }
 }
 
@@ -190,6 +198,19 @@ pub fn store_name(zswap: &Option<ZswapSpec>, frontswap: &Option<FrontswapSpec>) 
     }
 }
 
+/// A compressor section's `compressor` and `full_cost_bytes` (a compressed size: 1..=PAGE_SIZE).
+fn check_compressor(section: &str, compressor: &str, full_cost_bytes: Option<u32>, at: &dyn Fn(&str, String) -> ConfigError) -> Result<(), ConfigError> {
+    if !COMPRESSORS.contains(&compressor) {
+        return Err(at(&format!("{section}.compressor"), format!("unknown compressor {compressor:?} (expected one of {})", COMPRESSORS.join(", "))));
+    }
+    match full_cost_bytes {
+        Some(b) if !(1..=crate::mm::PAGE_SIZE as u32).contains(&b) => {
+            Err(at(&format!("{section}.full_cost_bytes"), format!("expected a compressed size of 1..={} bytes, got {b}", crate::mm::PAGE_SIZE)))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Validate the store sections and read the files they name (relative to `file`'s folder).
 pub fn resolve(
     zswap: &Option<ZswapSpec>,
@@ -200,14 +221,10 @@ pub fn resolve(
     at: &dyn Fn(&str, String) -> ConfigError,
 ) -> Result<(), ConfigError> {
     if let Some(z) = zram {
-        if !COMPRESSORS.contains(&z.compressor.as_str()) {
-            return Err(at("zram.compressor", format!("unknown compressor {:?} (expected one of {})", z.compressor, COMPRESSORS.join(", "))));
-        }
+        check_compressor("zram", &z.compressor, z.full_cost_bytes, at)?;
     }
     if let Some(z) = zswap {
-        if !COMPRESSORS.contains(&z.compressor.as_str()) {
-            return Err(at("zswap.compressor", format!("unknown compressor {:?} (expected one of {})", z.compressor, COMPRESSORS.join(", "))));
-        }
+        check_compressor("zswap", &z.compressor, z.full_cost_bytes, at)?;
         if !(1..=100).contains(&z.max_pool_percent) {
             return Err(at("zswap.max_pool_percent", format!("expected 1..=100, got {}", z.max_pool_percent)));
         }

@@ -72,9 +72,7 @@ impl Zram {
     pub fn new(cfg: &Resolved, slots: u32) -> Zram {
         let c = &cfg.config;
         let spec = c.zram.clone().unwrap_or_default();
-        let mut cost = compressor::cost(&spec.compressor);
-        cost.compress_ns = spec.compress_ns.unwrap_or(cost.compress_ns);
-        cost.decompress_ns = spec.decompress_ns.unwrap_or(cost.decompress_ns);
+        let cost = compressor::cost_with(&spec.compressor, spec.compress_ns, spec.decompress_ns, spec.full_cost_bytes);
         Zram {
             cost,
             content: ContentModel::new(c.content.as_ref().expect("resolved with a compressing device"), c.seed),
@@ -96,7 +94,7 @@ impl Zram {
                 Ok(ZERO_CHECK_NS)
             }
             PageContent::Compressed(len) => {
-                let cpu = ZERO_CHECK_NS + self.cost.compress_ns;
+                let cpu = ZERO_CHECK_NS + self.cost.compress(len);
                 let len = len.min(PAGE_SIZE as u32);
                 let Ok(handle) = self.pool.alloc(len, free_frames) else {
                     self.stats.failed_writes += 1;
@@ -118,9 +116,8 @@ impl Zram {
     pub fn read(&self, slot: u32) -> u64 {
         match self.slots[slot as usize] {
             Slot::Same => ZERO_FILL_NS,
-            // Stored whole: copied back (a memcpy, as cheap as the store's copy).
-            Slot::Stored { len, .. } if len == PAGE_SIZE as u32 => STORE_OVERHEAD_NS,
-            Slot::Stored { .. } => self.cost.decompress_ns,
+            // Stored whole (ZRAM_HUGE) is copied back: decompress() says so.
+            Slot::Stored { len, .. } => self.cost.decompress(len),
             // Never written (a readahead beyond what was swapped): zram returns zeroes.
             Slot::Empty => ZERO_FILL_NS,
         }

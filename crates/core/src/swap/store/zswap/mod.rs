@@ -99,9 +99,7 @@ impl Zswap {
     pub fn new(cfg: &Resolved) -> Zswap {
         let c = &cfg.config;
         let z = c.zswap.as_ref().expect("zswap selected");
-        let mut cost = compressor::cost(&z.compressor);
-        cost.compress_ns = z.compress_ns.unwrap_or(cost.compress_ns);
-        cost.decompress_ns = z.decompress_ns.unwrap_or(cost.decompress_ns);
+        let cost = compressor::cost_with(&z.compressor, z.compress_ns, z.decompress_ns, z.full_cost_bytes);
         // totalram_pages: what the kernel manages (the model's frames).
         let ram = c.machine.ram.pages() - c.machine.kernel_reserved.pages();
         let max_pool_pages = ram * z.max_pool_percent as u64 / 100;
@@ -219,7 +217,7 @@ impl Zswap {
             self.shrink_queued = true;
             return StoreOutcome::Refused { cpu_ns: cpu };
         }
-        cpu += self.cost.compress_ns;
+        cpu += self.cost.compress(len);
         let len = if len as u64 >= PAGE_SIZE {
             if !(self.store_incompressible && self.memcg_writeback) {
                 self.c.reject_compress_poor += 1;
@@ -274,10 +272,11 @@ impl FrontingStore for Zswap {
             return LoadOutcome::Miss;
         }
         self.c.zswpin += 1;
+        let cpu_ns = self.cost.decompress(self.entries[self.index[dev][slot as usize] as usize].len);
         if in_swapcache {
             self.remove(dev, slot);
         }
-        LoadOutcome::Hit { cpu_ns: self.cost.decompress_ns, exclusive: in_swapcache }
+        LoadOutcome::Hit { cpu_ns, exclusive: in_swapcache }
     }
 
     fn invalidate_page(&mut self, dev: usize, slot: u32) {
@@ -323,9 +322,10 @@ impl FrontingStore for Zswap {
     }
 
     fn writeback_take(&mut self, dev: usize, slot: u32) -> u64 {
+        let cpu_ns = self.cost.decompress(self.entries[self.index[dev][slot as usize] as usize].len);
         self.remove(dev, slot);
         self.c.zswpwb += 1;
-        self.cost.decompress_ns
+        cpu_ns
     }
 
     fn shrinker_count(&mut self) -> u64 {
