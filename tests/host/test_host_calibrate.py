@@ -2,6 +2,7 @@
 measured beside each request-time table, and the fit takes it out of the read tables (the
 major fault's measured CPU cost holds it; left in, a synchronous read paid it twice)."""
 
+import glob
 import os
 import subprocess
 import sys
@@ -33,3 +34,14 @@ def test_calibrate_measures_the_submitters_cpu_and_keeps_it_out_of_the_read_tabl
     assert costs["resident_touch_ns"] > 0 and costs["syscall_page_ns"] > costs["resident_touch_ns"], costs
     assert costs["new_page_write_ns"] >= 0, costs
     assert os.listdir(tmp_path) == ["preset.toml"], "the atomic write left a temporary file behind"
+    # The compressor phase (compressor_cost.py): zswap's compressor through zram, then zram
+    # left as found (no device configured).
+    comp, raw = preset["compressor"], preset["measured"]["compressor"]
+    with open("/sys/module/zswap/parameters/compressor") as f:
+        assert comp["compressor"] == raw["compressor"] == f.read().strip()
+    assert comp["compress_ns"] > 0 and comp["decompress_ns"] > 0 and 1 <= comp["full_cost_bytes"] <= 4096, comp
+    w = raw["write_cpu_ns"]
+    assert w[-1] > w[0], f"a page that does not compress costs more to write than a zero page: {w}"
+    for d in glob.glob("/sys/block/zram*"):
+        with open(os.path.join(d, "disksize")) as f:
+            assert f.read().strip() == "0", f"{d} left configured"

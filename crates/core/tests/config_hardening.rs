@@ -120,6 +120,30 @@ fn calibrated_presets_resolve_in_the_parser_for_swap_and_file_device() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn a_calibrated_compressor_sets_the_figures_of_the_store_that_uses_it() {
+    let dir = std::env::temp_dir().join(format!("swaplab-compressor-preset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("lab.toml");
+    std::fs::write(&path, "[device]\nsource = \"measured\"\n\n[compressor]\ncompressor = \"lzo\"\ncompress_ns = 1500\ndecompress_ns = 700\nfull_cost_bytes = 3000\n").unwrap();
+    let device = format!("swap.0.device=\"calibrated:{}\"", path.display());
+    let load = |extra: &[&str]| {
+        let mut ov = vec![device.clone(), "zswap.enabled=true".to_string()];
+        ov.extend(extra.iter().map(|s| s.to_string()));
+        config::load(BASE, "w.toml", &ov).unwrap().config.zswap.unwrap()
+    };
+    let z = load(&[]);
+    assert_eq!((z.compress_ns, z.decompress_ns, z.full_cost_bytes), (Some(1500), Some(700), Some(3000)), "lzo measured, lzo used");
+    let z = load(&["zswap.compressor=\"lz4\""]);
+    assert_eq!((z.compress_ns, z.decompress_ns, z.full_cost_bytes), (None, None, None), "another compressor keeps its source figures");
+    let z = load(&["zswap.compress_ns=9"]);
+    assert_eq!((z.compress_ns, z.decompress_ns), (Some(9), Some(700)), "the workload's own figure stays");
+    std::fs::write(&path, "[device]\nsource = \"measured\"\n\n[compressor]\ncompressor = \"lzo\"\ncompress_ns = -1\n").unwrap();
+    let e = err(BASE, &[&device, "zswap.enabled=true"]);
+    assert!(e.message.contains("[compressor]") && e.message.contains("compress_ns"), "{e}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// CFQ was the default elevator of the 2.6.28 and 3.x kernels: a disk that would get
 /// mq-deadline gets CFQ under those profiles (device/cfq.rs), unless the workload sets the
 /// scheduler; NVMe's "none" stays.

@@ -5,6 +5,8 @@ The preset file (``~/.config/swaplab/devices/NAME.toml`` or ``--out``) has three
 * ``[provenance]``: host, kernel, date, method, the measured file system / block device;
 * ``[device]``: every field of the simulator's ``DeviceParams`` (crates/core/src/device);
 * ``[costs]``: the CPU cost parameters measured here (fields of ``[costs]`` in a workload);
+* ``[compressor]``: zswap's compressor per 4 KiB page by content (compressor_cost.py), which
+  the parser gives to a workload's ``[zswap]``/``[zram]`` using that compressor;
 * ``[measured]``: the raw measurements the fit came from.
 
 ``device = "calibrated:NAME"`` (for a swap device or ``machine.file_device``) is resolved by
@@ -21,6 +23,7 @@ import platform
 from typing import Any, Dict, Optional, Tuple
 
 from .. import _core
+from . import compressor_cost
 from .sysfs import block_dev_of, rotational
 
 PRESET_DIR = os.path.expanduser(os.environ.get("SWAPLAB_DEVICES", "~/.config/swaplab/devices"))
@@ -150,6 +153,11 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
     disk = block_dev_of(directory)
     rot = rotational(disk) if disk else None
     device, costs = fit(m, disk, rot)
+    if log:
+        log("measuring the compressor through zram...")
+    compressor = compressor_cost.calibrate(pages=256 if quick else 1024, log=log)
+    if compressor:
+        m["compressor"] = compressor["measured"]
     preset = {
         "provenance": {
             "name": name,
@@ -171,10 +179,13 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
                        "pages (cache hit, per fault counted, less the resident cost of every touch), random "
                        "faults on uncached file pages with MADV_RANDOM (major fault CPU, likewise); "
                        "4 KiB pwrite() of new pages to a fresh file and pread() of them cached "
-                       "(new_page_write = write - cached read; syscall_page = cached read)."),
+                       "(new_page_write = write - cached read; syscall_page = cached read). compressor: "
+                       "zswap's compressor on a zram device, thread CPU of O_DIRECT 4 KiB writes and reads of "
+                       "pages compressing to 0..4096 bytes, less the zero page's (compressor_cost.py)."),
         },
         "device": device,
         "costs": costs,
+        **({"compressor": compressor["fit"]} if compressor else {}),
         "measured": m,
     }
     path = out or os.path.join(PRESET_DIR, f"{name}.toml")

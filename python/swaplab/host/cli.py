@@ -170,6 +170,10 @@ def cmd_calibrate(args) -> int:
           f"parallelism {d['parallelism']}, rotational {d['rotational']}")
     print(f"  costs: resident touch {c['resident_touch_ns']} ns, minor fault {c['minor_fault_ns']} ns, "
           f"cache-hit fault {c['cache_hit_fault_ns']} ns, major fault CPU {c['major_fault_cpu_ns']} ns")
+    z = preset.get("compressor")
+    if z:
+        print(f"  compressor {z['compressor']}: {z['compress_ns']} ns a full compression pass, {z['decompress_ns']} ns "
+              f"decompression, less below {z['full_cost_bytes']} compressed bytes (for [zswap]/[zram] using {z['compressor']})")
     print(f"  use it with: --set swap.0.device=\"calibrated:{args.name}\"")
     return 0
 

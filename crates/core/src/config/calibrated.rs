@@ -6,7 +6,10 @@
 //! table overlays the `sata-ssd` preset field by field (a file written by an older swaplab
 //! lacks newer fields; those keep the base preset's value); its `[costs]` table sets the
 //! workload's CPU costs that the workload does not set itself (the fault costs measured on
-//! that host). `[provenance]` and `[measured]` are the calibration's record and are not read.
+//! that host); its `[compressor]` table (the compressor phase, python/swaplab/host/
+//! compressor_cost.py) sets the per-page figures of `[zswap]` and `[zram]` where their
+//! compressor is the one measured and the workload does not set them. `[provenance]` and
+//! `[measured]` are the calibration's record and are not read.
 //! The resolved configuration embeds every resolved figure, so a result stays reproducible
 //! without the preset file.
 
@@ -43,8 +46,16 @@ fn preset_path(name: &str) -> Result<PathBuf, String> {
     Ok(dir.join(format!("{name}.toml")))
 }
 
-/// The `[device]` and `[costs]` tables of preset NAME.
-pub fn load(name: &str) -> Result<(toml::Table, toml::Table), String> {
+/// The tables of a preset file the parser reads.
+pub struct Preset {
+    pub device: toml::Table,
+    pub costs: toml::Table,
+    /// `[compressor]`, if the calibration measured one.
+    pub compressor: Option<toml::Table>,
+}
+
+/// The `[device]`, `[costs]` and `[compressor]` tables of preset NAME.
+pub fn load(name: &str) -> Result<Preset, String> {
     let path = preset_path(name)?;
     let shown = path.display();
     let meta = std::fs::metadata(&path).map_err(|e| {
@@ -64,9 +75,10 @@ pub fn load(name: &str) -> Result<(toml::Table, toml::Table), String> {
     let mut table = |key: &str| -> Result<toml::Table, String> {
         match doc.remove(key) {
             Some(toml::Value::Table(t)) => Ok(t),
-            None if key == "costs" => Ok(toml::Table::new()),
+            None if key == "costs" || key == "compressor" => Ok(toml::Table::new()),
             _ => Err(format!("calibrated preset {name:?}: {shown} has no [{key}] table (rewrite it with `swaplab calibrate`)")),
         }
     };
-    Ok((table("device")?, table("costs")?))
+    let (device, costs, compressor) = (table("device")?, table("costs")?, table("compressor")?);
+    Ok(Preset { device, costs, compressor: Some(compressor).filter(|t| !t.is_empty()) })
 }

@@ -18,7 +18,7 @@ pub fn device_with_overrides(preset: &str, overrides: &toml::Table) -> Result<De
     if let Some(name) = calibrated::name_of(preset) {
         let base = DeviceParams::preset(calibrated::BASE_PRESET).expect("a built-in preset");
         table = toml::Table::try_from(&base).expect("device params serialize");
-        let (device, _) = calibrated::load(name).map_err(DeviceError::Preset)?;
+        let device = calibrated::load(name).map_err(DeviceError::Preset)?.device;
         overlay(&mut table, &device).map_err(|(k, m)| DeviceError::Preset(format!("calibrated preset {name:?}: [device] {k}: {m}")))?;
     } else {
         let base = DeviceParams::preset(preset).ok_or_else(|| {

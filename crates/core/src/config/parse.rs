@@ -85,7 +85,11 @@ fn apply_calibrated_costs(cfg: &mut Config, rewritten: &str, at: &dyn Fn(&str, S
     let Some((key, name)) = devices.find_map(|(k, d)| calibrated::name_of(&d).map(|n| (k, n.to_string()))) else {
         return Ok(());
     };
-    let (_, costs) = calibrated::load(&name).map_err(|e| at(&key, e))?;
+    let preset = calibrated::load(&name).map_err(|e| at(&key, e))?;
+    if let Some(compressor) = &preset.compressor {
+        apply_calibrated_compressor(cfg, compressor).map_err(|e| at(&key, format!("calibrated preset {name:?}: [compressor]: {e}")))?;
+    }
+    let costs = preset.costs;
     let user = rewritten
         .parse::<toml::Table>()
         .ok()
@@ -104,6 +108,29 @@ fn apply_calibrated_costs(cfg: &mut Config, rewritten: &str, at: &dyn Fn(&str, S
     cfg.costs = toml::Value::Table(table)
         .try_into()
         .map_err(|e: toml::de::Error| at(&key, format!("calibrated preset {name:?}: [costs]: {}", e.message().trim())))?;
+    Ok(())
+}
+
+/// A preset's measured compressor figures for the `[zswap]` and `[zram]` sections that use
+/// that compressor and do not set the figure themselves.
+fn apply_calibrated_compressor(cfg: &mut Config, t: &toml::Table) -> Result<(), String> {
+    let name = t.get("compressor").and_then(|v| v.as_str()).ok_or("no `compressor` name")?;
+    let figure = |key: &str| -> Result<u64, String> {
+        match t.get(key).and_then(|v| v.as_integer()) {
+            Some(n) if n > 0 => Ok(n as u64),
+            _ => Err(format!("`{key}` must be a positive integer")),
+        }
+    };
+    let (c, d, bytes) = (figure("compress_ns")?, figure("decompress_ns")?, figure("full_cost_bytes")?);
+    let sections = [cfg.zswap.as_mut().map(|z| (&z.compressor, &mut z.compress_ns, &mut z.decompress_ns, &mut z.full_cost_bytes)),
+        cfg.zram.as_mut().map(|z| (&z.compressor, &mut z.compress_ns, &mut z.decompress_ns, &mut z.full_cost_bytes))];
+    for (compressor, compress_ns, decompress_ns, full_cost_bytes) in sections.into_iter().flatten() {
+        if compressor == name {
+            compress_ns.get_or_insert(c);
+            decompress_ns.get_or_insert(d);
+            full_cost_bytes.get_or_insert(bytes.min(u32::MAX as u64) as u32);
+        }
+    }
     Ok(())
 }
 
