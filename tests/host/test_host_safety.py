@@ -30,6 +30,29 @@ def _wait_for_swap(p, timeout=30.0):
         time.sleep(0.02)
 
 
+def _wait_until_its_workload_runs(p, timeout=30.0):
+    """Swap on is not the end of a run's setup: its memory cgroup and run directory come after
+    it (runner._run). A snapshot taken between them saw the first run's own cgroup appear and
+    blamed the refused run (test_concurrent_host_run_is_refused failed 1 run in 3 on a loaded
+    machine). The run is settled once a process is in its cgroup."""
+    from swaplab.host import cgroup
+
+    _wait_for_swap(p, timeout)
+    root = cgroup.V1_ROOT if cgroup.detect() == 1 else cgroup.V2_ROOT
+    procs = os.path.join(root, f"swaplab-{p.pid}-0", "cgroup.procs")
+    deadline = time.time() + timeout
+    while True:
+        try:
+            with open(procs) as f:
+                if f.read().strip():
+                    return
+        except FileNotFoundError:
+            pass
+        assert p.poll() is None, f"the run ended before its workload started: {p.communicate()}"
+        assert time.time() < deadline, f"no process ever joined {procs}"
+        time.sleep(0.02)
+
+
 def _static_state():
     """machine_state() without what a running host run changes by itself (swap usage)."""
     state = machine_state()
@@ -50,7 +73,7 @@ def _file_toml(tmp_path, size="48MiB"):
 def test_concurrent_host_run_is_refused(host_ready, small_toml):
     first = _swaplab("host", "run", small_toml, *LONG_RUN)
     try:
-        _wait_for_swap(first)
+        _wait_until_its_workload_runs(first)
         state = _static_state()
         second = _swaplab("host", "run", small_toml, "--quiet", "--allow-foreign-swap")
         out, err = second.communicate(timeout=60)
