@@ -224,3 +224,29 @@ fn kosaki_never_reclaims_more_than_swap_cluster_max_plus_a_batch() {
         assert!(m <= 32 + 2 * 32, "{}#{}: a direct reclaim call took {m} pages", t.name, t.instance);
     }
 }
+
+/// A channel's `footprint` (the slab bytes a queued message holds, beyond what the sndbuf
+/// accounts: 2.6.28's truesize left out `skb_shared_info` and slab rounding) is held as
+/// unreclaimable kernel memory, while the sndbuf still admits the same messages.
+#[test]
+fn socket_footprint_beyond_truesize_is_held_as_kernel_memory() {
+    let accounted = hackbench(3, 40, "64MiB", "none");
+    let slab = accounted.replace("overhead = 412", "overhead = 412\nfootprint = \"1536B\"");
+    assert_ne!(accounted, slab);
+    let (a, errs_a) = run(&accounted, &[]);
+    let (s, errs_s) = run(&slab, &[]);
+    assert!(errs_a.is_empty() && errs_s.is_empty(), "{errs_a:?} {errs_s:?}");
+    assert_eq!(a.summary.messages, s.summary.messages);
+    // 16 KiB of sndbuf admits 32 messages of 512 accounted bytes: 4 pages at 512 B each,
+    // 12 pages at 1536 B each, per full socket.
+    assert!(s.summary.channel_pages_max >= 2 * a.summary.channel_pages_max,
+        "footprint pages {} vs accounted {}", s.summary.channel_pages_max, a.summary.channel_pages_max);
+    assert!(s.tasks.iter().all(|t| !t.oom_killed));
+}
+
+#[test]
+fn a_zero_footprint_is_rejected() {
+    let text = hackbench(1, 1, "64MiB", "none").replace("overhead = 412", "overhead = 412\nfootprint = \"0B\"");
+    let err = config::load(&text, "hb-test.toml", &[]).expect_err("zero footprint");
+    assert!(err.to_string().contains("footprint"), "{err}");
+}

@@ -238,6 +238,9 @@ fn validate_messages(cfg: &Config, at: &dyn Fn(&str, String) -> ConfigError) -> 
         if c.capacity.0 == 0 {
             return Err(at(&format!("channel.{ci}.capacity"), "expected a capacity of at least 1 byte".into()));
         }
+        if c.footprint.is_some_and(|f| f.0 == 0) {
+            return Err(at(&format!("channel.{ci}.footprint"), "expected a footprint of at least 1 byte per message".into()));
+        }
         total += c.count as u64;
     }
     if total > 10_000_000 {

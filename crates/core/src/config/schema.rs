@@ -63,7 +63,8 @@ fn default_channel_capacity() -> Size {
 /// receiver blocks (using no CPU) until a message arrives.
 ///
 /// Kernel memory: the bytes in flight (messages plus `overhead` per message: the sk_buff or
-/// pipe_buffer bookkeeping) occupy ceil(bytes / 4096) kernel pages per channel, allocated by
+/// pipe_buffer bookkeeping; or `footprint` per message where set) occupy ceil(bytes / 4096)
+/// kernel pages per channel, allocated by
 /// the sender through the page allocator (so a send can enter direct reclaim, as
 /// `alloc_skb` / `pipe_write` do) and freed when the receiver consumes the data. These pages are
 /// charged like other memory but are on no LRU list: reclaim cannot take them, only
@@ -83,6 +84,15 @@ pub struct ChannelSpec {
     /// which packs small writes into its page buffers).
     #[serde(default)]
     pub overhead: Size,
+    /// Kernel bytes one message of this channel holds while it is queued, when that differs
+    /// from what the sndbuf accounting charges (payload + `overhead`): the slab objects the
+    /// message really occupies. Unset: payload + `overhead`. Before Linux 3.2 ("net: more
+    /// accurate skb truesize") `skb->truesize` counted `SKB_DATA_ALIGN(len) +
+    /// sizeof(struct sk_buff)` only; the kmalloc'd data also holds `skb_shared_info` and is
+    /// rounded up to its kmalloc size class, and the head sits in a cache-aligned
+    /// `skbuff_head_cache` object, so a small message holds about twice what it is charged.
+    #[serde(default)]
+    pub footprint: Option<Size>,
 }
 
 fn default_cpus() -> u32 {

@@ -10,8 +10,13 @@
 //! arrives (one waiting receiver is woken per message, as the exclusive wait of
 //! `unix_stream_data_wait` / `pipe_read` wakes readers).
 //!
-//! **Kernel memory of messages.** The bytes in flight in a channel (payloads plus the
-//! channel's per-message `overhead`) occupy ceil(bytes / 4096) kernel pages. The sender
+//! **Kernel memory of messages.** What a sender may queue is bounded by what the socket
+//! *accounts* (payload + `overhead` per message, against `capacity`: `sk_wmem_alloc` against
+//! `sk_sndbuf`); what the queued messages *hold* is their slab footprint (`footprint` per
+//! message where the channel sets it, else the accounted bytes). Before Linux 3.2 an skb's
+//! truesize left out its `skb_shared_info` and the slab rounding, so a full 2.6.28 socket of
+//! 100-byte messages holds about twice its sndbuf — unreclaimable memory the kernel of that
+//! era did not see in the limit. The held bytes occupy ceil(held / 4096) kernel pages. The sender
 //! allocates a page through the page allocator whenever the in-flight bytes cross a page
 //! boundary — so a send can enter direct reclaim, as `alloc_skb` and `pipe_write`'s
 //! `alloc_page` do — and the receiver frees pages as it consumes data. The pages are charged
@@ -42,12 +47,16 @@ use std::collections::VecDeque;
 pub struct Channel {
     pub capacity: u64,
     pub overhead: u64,
-    /// Bytes in flight (payload + overhead).
+    /// Slab bytes one message holds while queued (None: its accounted size).
+    pub footprint: Option<u64>,
+    /// Bytes in flight as the socket accounts them (payload + overhead).
     pub used: u64,
-    /// The queued messages: size (payload + overhead) and the sender's clock when it was sent.
+    /// Bytes the queued messages hold in kernel memory (their footprints).
+    pub held: u64,
+    /// The queued messages: accounted size, held bytes, and the sender's clock when it was sent.
     /// A task may run ahead of others by more than the sync quantum when no event bounds it,
     /// so a receiver's clock is raised to the send time: no message is read before it exists.
-    pub queue: VecDeque<(u32, u64)>,
+    pub queue: VecDeque<(u32, u32, u64)>,
     /// Kernel pages holding the bytes in flight.
     pub frames: Vec<u32>,
     pub recv_waiters: VecDeque<u32>,
@@ -69,7 +78,12 @@ impl IpcState {
         let mut chans = Vec::new();
         for c in &cfg.channels {
             for _ in 0..c.count {
-                chans.push(Channel { capacity: c.capacity.0, overhead: c.overhead.0, ..Channel::default() });
+                chans.push(Channel {
+                    capacity: c.capacity.0,
+                    overhead: c.overhead.0,
+                    footprint: c.footprint.map(|f| f.0),
+                    ..Channel::default()
+                });
             }
         }
         IpcState { chans, ..IpcState::default() }
@@ -113,13 +127,14 @@ impl Sim {
     fn ipc_send(&mut self, tid: u32, cpu: usize, chan: usize, bytes: u32) -> Outcome {
         let ch = &mut self.ipc.chans[chan];
         let size = bytes as u64 + ch.overhead;
+        let held = ch.footprint.unwrap_or(size);
         if ch.used > 0 && ch.used + size > ch.capacity {
             ch.send_waiters.push(tid);
             self.ipc_block(tid);
             return Outcome::Blocked;
         }
         // Kernel pages for the bytes in flight (alloc_skb / pipe buffer page).
-        let need = (ch.used + size).div_ceil(PAGE_SIZE) as usize;
+        let need = (ch.held + held).div_ceil(PAGE_SIZE) as usize;
         while self.ipc.chans[chan].frames.len() < need {
             match self.alloc_page(tid, cpu) {
                 Alloc::Frame(f) => {
@@ -137,7 +152,8 @@ impl Sim {
         let sent_at = t.clock;
         let ch = &mut self.ipc.chans[chan];
         ch.used += size;
-        ch.queue.push_back((size as u32, sent_at));
+        ch.held += held;
+        ch.queue.push_back((size as u32, held as u32, sent_at));
         self.ipc.messages += 1;
         let t = &mut self.tasks[tid as usize];
         t.messages_sent += 1;
@@ -152,13 +168,14 @@ impl Sim {
 
     fn ipc_recv(&mut self, tid: u32, chan: usize) -> Outcome {
         let ch = &mut self.ipc.chans[chan];
-        let Some((size, sent_at)) = ch.queue.pop_front() else {
+        let Some((size, held, sent_at)) = ch.queue.pop_front() else {
             ch.recv_waiters.push_back(tid);
             self.ipc_block(tid);
             return Outcome::Blocked;
         };
         ch.used -= size as u64;
-        let keep = ch.used.div_ceil(PAGE_SIZE) as usize;
+        ch.held -= held as u64;
+        let keep = ch.held.div_ceil(PAGE_SIZE) as usize;
         let writable = ch.used * 2 <= ch.capacity && !ch.send_waiters.is_empty();
         while self.ipc.chans[chan].frames.len() > keep {
             let f = self.ipc.chans[chan].frames.pop().expect("len > keep");
