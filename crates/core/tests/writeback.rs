@@ -303,3 +303,25 @@ fn a_writer_slower_than_its_device_runs_beside_the_flusher_unthrottled() {
     assert_eq!(w.dirty_pauses, 0, "throttled for {} ns", w.dirty_throttled_ns);
     assert!(v(&res, "pgpgout") >= 4 * 65_536 * 3 / 4, "the flusher wrote only {} KiB", v(&res, "pgpgout"));
 }
+
+/// Guards 2.6.28's `determine_dirtyable_memory` (free + every LRU list, anon included): a
+/// machine half full of resident anonymous memory gives a writer the same dirty limit as an
+/// empty one, where 3.14 and later (free + file LRU) would halve it.
+#[test]
+fn anon_memory_counts_as_dirtyable_on_2_6_28() {
+    let writer = WRITER.replace("size = \"96MiB\"", "size = \"64MiB\"");
+    let with_anon = format!(
+        "{writer}\n[[task]]\nname = \"anon\"\nbackground = true\nrepeat = true\ntime_limit = \"600s\"\n[[task.mapping]]\nname = \"a\"\nkind = \"anon\"\nsize = \"112MiB\"\n[[task.phase]]\nmapping = \"a\"\npattern = \"sequential\"\ncompute = \"1us\"\n"
+    );
+    let held = |r: &SimResult| peak(&r.timeseries.nr_dirty.iter().zip(&r.timeseries.nr_writeback).map(|(d, w)| d + w).collect::<Vec<_>>());
+    let alone = run_checked(&writer, &["kernel.profile=2.6.28"]);
+    let beside = run_checked(&with_anon, &["kernel.profile=2.6.28"]);
+    assert_eq!(v(&beside, "pswpout"), 0, "the anon task was swapped: the test needs it resident");
+    assert!(held(&alone) > 1_000, "2.6.28 held only {} dirty + writeback pages", held(&alone));
+    assert!(
+        held(&beside) * 10 >= held(&alone) * 8,
+        "112 MiB of anon cut the dirty pages held from {} to {}",
+        held(&alone),
+        held(&beside)
+    );
+}

@@ -213,10 +213,15 @@ impl Sim {
     /// The global domain and, when the tasks run in a memory cgroup of the unified hierarchy
     /// (cgroup writeback: 4.2+, cgroup v2 only), the memcg's.
     pub(crate) fn dirty_domains(&self) -> (Domain, Option<(Domain, u64)>) {
-        let [_, _, inactive_file, active_file] = self.reclaim.lru_sizes();
+        let [inactive_anon, active_anon, inactive_file, active_file] = self.reclaim.lru_sizes();
         let file_lru = inactive_file + active_file;
         let dirty = self.wb.nr_dirty + self.io.nr_writeback;
-        let mut g = Domain { avail: throttle::global_dirtyable(self.nr_free(), self.mem.wm.high, file_lru), dirty, ..Domain::default() };
+        let avail = if self.profile < crate::config::Profile::V3_14 {
+            throttle::dirtyable_2_6_28(self.nr_free(), inactive_anon + active_anon + file_lru)
+        } else {
+            throttle::global_dirtyable(self.nr_free(), self.mem.wm.high, file_lru)
+        };
+        let mut g = Domain { avail, dirty, ..Domain::default() };
         (g.thresh, g.bg_thresh) = throttle::domain_dirty_limits(&self.wb.knobs, g.avail, None);
         let memcg_domain = self.profile >= crate::config::Profile::V4_14 && self.cfg.config.machine.cgroup_version == 2;
         let m = self.mem.memcg_limit.filter(|_| memcg_domain).map(|limit| {

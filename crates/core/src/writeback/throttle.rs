@@ -53,6 +53,15 @@ pub fn global_dirtyable(free: u64, totalreserve: u64, file_lru: u64) -> u64 {
     free - free.min(totalreserve) + file_lru + 1
 }
 
+/// 2.6.28's `determine_dirtyable_memory`: free pages plus `global_lru_pages()`, all four LRU
+/// lists, anonymous ones included, and no reserve taken off (x86_64: no highmem to subtract).
+/// 2.6.31 counted anon only while swap has room (`global_reclaimable_pages`) and 3.14 ("do
+/// not count anon pages as dirtyable memory") left anon out: the form above. With anon
+/// counted, a machine full of anonymous memory lets its writers dirty far more page cache.
+pub fn dirtyable_2_6_28(free: u64, lru_pages: u64) -> u64 {
+    free + lru_pages + 1
+}
+
 /// `mdtc_calc_avail`: a memcg's dirtyable memory is its file pages plus its headroom, but no
 /// more headroom than the clean memory the rest of the machine could give up.
 pub fn memcg_avail(filepages: u64, headroom: u64, m_dirty: u64, global: &Domain) -> u64 {
