@@ -48,6 +48,8 @@ def flatten_task(t: Dict[str, Any]) -> Dict[str, Any]:
                     row[f"requests_{k}"] = v
         elif isinstance(value, dict):
             row.update({f"{key}_{k}": v for k, v in value.items()})
+        elif isinstance(value, list):  # phase_elapsed_ns: phase_elapsed_ns_0, _1, ...
+            row.update({f"{key}_{i}": v for i, v in enumerate(value)})
         else:
             row[key] = value
     if "elapsed_ns" in row:

@@ -192,6 +192,21 @@ def test_host_and_simulator_results_have_the_same_schema(host_ready, small_toml)
     assert set(host["tasks"][0]) == set(sim["tasks"][0])
 
 
+def test_the_host_worker_times_each_phase_as_the_simulator_does(host_ready, small_toml, tmp_path):
+    """One entry per phase, adding up to the task's elapsed time, on both sides; a read-back
+    pass over the swapped-out mapping is timed apart from the pass that wrote it."""
+    path = tmp_path / "two-phases.toml"
+    path.write_text(open(small_toml).read() + '\n[[task.phase]]\nmapping = "buf"\npattern = "sequential"\nwrite_ratio = 0.0\n')
+    text = path.read_text()
+    sim = json.loads(_core.simulate(text, str(path), []))
+    host = run_host(str(path))
+    for side in (sim, host):
+        t = side["tasks"][0]
+        assert len(t["phase_elapsed_ns"]) == 2, (side["kind"], t["phase_elapsed_ns"])
+        assert sum(t["phase_elapsed_ns"]) == t["elapsed_ns"], (side["kind"], t)
+        assert all(x > 0 for x in t["phase_elapsed_ns"]), (side["kind"], t["phase_elapsed_ns"])
+
+
 FILE_ONLY = """
 name = "host-file-cold"
 seed = 1

@@ -131,3 +131,21 @@ def test_compare_rows_carry_the_simulated_spread():
     assert (rows["pswpout"]["sim_min"], rows["pswpout"]["sim_max"]) == (sp["min"], sp["max"])
     assert rows["elapsed_s"]["sim_min"] <= rows["elapsed_s"]["sim"] <= rows["elapsed_s"]["sim_max"]
     assert "sim min..max" in compare.render(compare.compare_results(sim, host))
+
+
+def test_compare_sets_phase_against_phase():
+    """A program of several phases gets a row per phase (a write pass apart from its read-back
+    pass); the simulator's phases add up to its task's elapsed time."""
+    from swaplab import _core
+
+    two = SWAPPING + '[[task.phase]]\nmapping = "heap"\npattern = "sequential"\nwrite_ratio = 0.0\n'
+    sim = json.loads(_core.simulate(two, "s.toml", []))
+    t = sim["tasks"][0]
+    assert len(t["phase_elapsed_ns"]) == 2 and sum(t["phase_elapsed_ns"]) == t["elapsed_ns"]
+    host = json.loads(json.dumps(sim))
+    host["tasks"][0]["phase_elapsed_ns"] = [x * 2 for x in t["phase_elapsed_ns"]]
+    host["host"] = {"per_run": [{"elapsed_ns": sim["elapsed_ns"], "vmstat": sim["vmstat"]}], "runs": 1}
+    rows = {r["metric"]: r for r in compare.compare_results(sim, host)["tasks"]}
+    assert rows["phase_elapsed_ns.1"]["sim"] == t["phase_elapsed_ns"][1]
+    assert rows["phase_elapsed_ns.1"]["rel_err"] == -0.5
+    assert "t#0 phase_elapsed_ns.0" in compare.render(compare.compare_results(sim, host))

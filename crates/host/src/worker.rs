@@ -27,7 +27,7 @@ use std::io::{self, Write};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use swaplab_core::config::{self, MappingKind, Resolved, PAGE_SIZE};
-use swaplab_core::stats::{Histogram, Percentiles};
+use swaplab_core::stats::{Histogram, Percentiles, PhaseTimes};
 use swaplab_core::workload::{program_for, Op, Program, Step, Touch};
 
 #[derive(Clone, Debug)]
@@ -71,6 +71,8 @@ pub struct WorkerResult {
     pub end_mono_ns: u64,
     pub elapsed_ns: u64,
     pub touches: u64,
+    /// Elapsed time of each phase, as the simulator keeps it (swaplab_core::stats::PhaseTimes).
+    pub phase_elapsed_ns: Vec<u64>,
     pub minor_faults: u64,
     pub major_faults: u64,
     pub touch_latency_ns: Percentiles,
@@ -308,7 +310,11 @@ impl Worker {
         let mut sink = 0u64;
         let mut time_limited = false;
         let mut last = start;
+        let mut phase_times = PhaseTimes::new(self.program.phase_count(), start);
         while let Some(step) = self.program.next_step() {
+            if self.program.phase() != phase_times.current() {
+                phase_times.enter(self.program.phase(), last);
+            }
             let (mi, t, syscall) = match step {
                 Step::Touch(mi, t) => (mi, t, false),
                 Step::Op(Op::FileIo { mi, touch }) => (mi, touch, true),
@@ -381,6 +387,7 @@ impl Worker {
             end_mono_ns: end,
             elapsed_ns: elapsed,
             touches,
+            phase_elapsed_ns: phase_times.until(end),
             minor_faults: min1 - min0,
             major_faults: maj1 - maj0,
             touch_latency_ns: touch_h.percentiles(),

@@ -37,6 +37,9 @@ def rel_err(sim: Optional[float], host: Optional[float]) -> Optional[float]:
 
 def _get(d: Dict[str, Any], dotted: str) -> Optional[float]:
     for part in dotted.split("."):
+        if isinstance(d, list) and part.isdigit() and int(part) < len(d):
+            d = d[int(part)]
+            continue
         if not isinstance(d, dict) or part not in d:
             return None
         d = d[part]
@@ -102,7 +105,8 @@ def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]
     tasks = []
     for ht in host["tasks"]:
         st = next((t for t in sim["tasks"] if t["name"] == ht["name"] and t["instance"] == ht["instance"]), None)
-        for m in TASK_METRICS:
+        phases = [f"phase_elapsed_ns.{i}" for i in range(len(ht.get("phase_elapsed_ns") or []))]
+        for m in TASK_METRICS[:1] + tuple(phases if len(phases) > 1 else ()) + TASK_METRICS[1:]:
             s = _get(st, m) if st else None
             h = _get(ht, m)
             tasks.append({"task": f"{ht['name']}#{ht['instance']}", "metric": m, "sim": s, "host": h, "rel_err": rel_err(s, h)})

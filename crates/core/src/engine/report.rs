@@ -65,6 +65,7 @@ impl Sim {
                     end_ns: end,
                     elapsed_ns: elapsed,
                     touches: t.touches,
+                    phase_elapsed_ns: t.phase_times.until(end),
                     minor_faults: t.minor_faults,
                     major_faults: t.major_faults,
                     touch_latency_ns: t.touch_hist.percentiles(),

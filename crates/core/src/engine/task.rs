@@ -1,6 +1,6 @@
 //! Tasks: user programs and kernel threads, with their per-task statistics.
 
-use crate::stats::Histogram;
+use crate::stats::{Histogram, PhaseTimes};
 use crate::workload::{Op, Program, Touch};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -55,6 +55,8 @@ pub struct Task {
     /// Allocation attempts without reclaim progress (should_reclaim_retry, §3.3).
     pub no_progress: u32,
     pub touches: u64,
+    /// Elapsed time per phase of the program (stats/phase_times.rs).
+    pub phase_times: PhaseTimes,
     pub minor_faults: u64,
     pub major_faults: u64,
     pub touch_hist: Histogram,
@@ -123,7 +125,8 @@ pub struct Task {
 impl Task {
     pub fn user(name: &str, instance: u32, pid: u32, program: Program, vmas: Vec<u32>, start: u64, deadline: Option<u64>) -> Task {
         let repeat = deadline.is_some();
-        Task { program: Some(program), vmas, start, clock: start, deadline, repeat, ..Task::blank(name, instance, pid, TaskKind::User) }
+        let phase_times = PhaseTimes::new(program.phase_count(), start);
+        Task { program: Some(program), phase_times, vmas, start, clock: start, deadline, repeat, ..Task::blank(name, instance, pid, TaskKind::User) }
     }
 
     /// A kernel thread, asleep until its wake condition holds.
@@ -154,6 +157,7 @@ impl Task {
             fault_was_major: false,
             no_progress: 0,
             touches: 0,
+            phase_times: PhaseTimes::default(),
             minor_faults: 0,
             major_faults: 0,
             touch_hist: Histogram::default(),

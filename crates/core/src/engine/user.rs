@@ -56,7 +56,11 @@ impl Sim {
                 out = (None, clock >= deadline);
                 break;
             }
-            match program.next_step() {
+            let step = program.next_step();
+            if program.phase() != t.phase_times.current() {
+                t.phase_times.enter(program.phase(), clock);
+            }
+            match step {
                 None => {
                     out = (None, true);
                     break;

@@ -5,10 +5,12 @@
 
 pub mod cpu;
 pub mod hist;
+pub mod phase_times;
 pub mod result;
 
 pub use cpu::{CpuCategory, CpuCost};
 pub use hist::{Histogram, Percentiles};
+pub use phase_times::PhaseTimes;
 
 /// The run's statistics: counters, the time series, recorded events.
 #[derive(Clone, Debug, Default)]

@@ -23,6 +23,9 @@ pub struct TaskResult {
     pub end_ns: u64,
     pub elapsed_ns: u64,
     pub touches: u64,
+    /// Elapsed time of each phase of the program, summed over its passes; the entries add up
+    /// to `elapsed_ns` (stats/phase_times.rs).
+    pub phase_elapsed_ns: Vec<u64>,
     pub minor_faults: u64,
     pub major_faults: u64,
     pub touch_latency_ns: Percentiles,

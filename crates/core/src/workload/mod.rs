@@ -381,6 +381,17 @@ impl Program {
         Program { phases, current: 0, live, repeat, rng, held: None, plain }
     }
 
+    /// The index of the phase the program is in (the number of phases once it has ended).
+    #[inline]
+    pub fn phase(&self) -> usize {
+        if self.live.is_some() { self.current } else { self.phases.len() }
+    }
+
+    /// How many phases one pass has.
+    pub fn phase_count(&self) -> usize {
+        self.phases.len()
+    }
+
     /// Does any phase send or receive messages?
     pub fn has_messages(&self) -> bool {
         self.phases.iter().any(|(_, g)| matches!(g.kind, GenKind::Send { .. } | GenKind::Recv { .. }))
