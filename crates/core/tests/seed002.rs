@@ -117,3 +117,43 @@ fn pages_freed_onto_per_cpu_lists_leave_2_6_32_napping_in_iowait_swapping_to_ram
         assert_eq!(res.tasks[0].verify_errors, 0, "{store:?}: pages on the per-CPU lists were lost");
     }
 }
+
+/// 2.6.32 kswapd drops the swap token where its priority-0 round begins, but the faulting
+/// program takes it back at its next swap-in once its nap ends and it preempts kswapd
+/// (`cond_resched` in `shrink_page_list`): kswapd's pass yields at the next event and what is
+/// left of it runs with the token held again (it still frees pages while the program is not
+/// inside a fault, e.g. preempted at its return to user mode). Before, a pass was one step and
+/// the token stayed dropped to its end.
+#[test]
+fn a_2_6_32_kswapd_yields_inside_its_pass_and_the_faulting_task_takes_the_swap_token_back() {
+    let text = include_str!("../../../experiments/workloads/fill-verify.toml");
+    let (sim, res) = run_resolved(&load(text, &[]));
+    let ks = &sim.reclaim.kswapd;
+    assert!(ks.pass_yields > 0, "kswapd never yielded inside a pass");
+    assert!(ks.resumed_with_token > 0, "the program never took the token back while kswapd's pass waited");
+    assert_eq!(res.tasks[0].verify_errors, 0);
+    // Other profiles keep one pass per step.
+    let (sim, _) = run_resolved(&load(&text.replace("profile = \"2.6.32\"", "profile = \"2.6.28\""), &[]));
+    assert_eq!(sim.reclaim.kswapd.pass_yields, 0);
+}
+
+/// 2.6.32's naps end on the guest's timer tick, whose phase against the program is the run's
+/// (engine/tick.rs): the same seed is the same run, bit for bit; another seed moves where each
+/// nap ends (by less than a jiffy), so the runs differ, if only a little.
+#[test]
+fn the_guest_tick_phase_of_each_run_moves_2_6_32_naps_and_the_seed_repeats_it() {
+    let text = include_str!("../../../experiments/workloads/fill-verify.toml");
+    let elapsed = |seed: u64| {
+        let res = run_checked(text, &[&format!("seed={seed}")]);
+        (res.elapsed_ns, v(&res, "allocstall"), v(&res, "pswpout"))
+    };
+    let runs: Vec<_> = (1..=4).map(elapsed).collect();
+    assert_eq!(runs[0], elapsed(1), "the same seed must give the same run");
+    let distinct: std::collections::BTreeSet<u64> = runs.iter().map(|r| r.0).collect();
+    assert_eq!(distinct.len(), 4, "four seeds, four tick phases: {runs:?}");
+    // A 6.x guest has no tick in the model: its naps last their timeout and seeds change nothing.
+    let modern = text.replace("profile = \"2.6.32\"", "profile = \"6.x\"");
+    let a = run_checked(&modern, &["seed=1"]);
+    let b = run_checked(&modern, &["seed=2"]);
+    assert_eq!(a.elapsed_ns, b.elapsed_ns);
+}

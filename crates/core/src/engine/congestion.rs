@@ -144,7 +144,8 @@ impl Sim {
         // io_schedule_timeout: the sleep is iowait.
         self.io_schedule(tid);
         self.io.congestion_waiters.push(tid);
-        self.block_for(tid, timeout);
+        let nap = self.nap_ns(self.tasks[tid as usize].clock, timeout);
+        self.block_for(tid, nap);
     }
 }
 

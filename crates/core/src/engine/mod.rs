@@ -37,6 +37,7 @@ pub mod requests;
 mod sched;
 mod swapin_window;
 mod task;
+pub(crate) mod tick;
 mod user;
 
 use crate::config::{Costs, MappingKind, Profile, Resolved};
@@ -84,6 +85,9 @@ pub struct Sim {
     pub(crate) kswapd: u32,
     /// One jiffy (1 / CONFIG_HZ) in ns.
     pub(crate) jiffy_ns: u64,
+    /// 2.6.32: the guest's tick boundaries, on which its `schedule_timeout` naps end
+    /// (`tick.rs`); None: naps last exactly their timeout.
+    pub(crate) tick: Option<tick::Tick>,
     sample_interval: u64,
     global_deadline: Option<u64>,
     pub(crate) user_tasks_left: usize,
@@ -118,6 +122,7 @@ impl Sim {
             kthreads: Vec::new(),
             kswapd: 0,
             jiffy_ns: 1_000_000_000 / c.kernel.hz as u64,
+            tick: crate::config::era_2_6_32(&c.kernel.profile).then(|| tick::Tick::for_run(c.seed, 1_000_000_000 / c.kernel.hz as u64)),
             sample_interval: c.sim.sample_interval.0,
             global_deadline: c.sim.time_limit.map(|d| d.0),
             user_tasks_left: 0,
@@ -140,6 +145,12 @@ impl Sim {
     /// `congestion_wait(WRITE, HZ/10)` (the kernel writes these as HZ/10 jiffies).
     pub(crate) fn hz_div_10_ns(&self) -> u64 {
         self.jiffy_ns * (self.cfg.config.kernel.hz as u64 / 10)
+    }
+
+    /// How long a `schedule_timeout` of `timeout` ns called at `now` sleeps: to the guest's
+    /// tick where the profile has one (`tick.rs`), else exactly the timeout.
+    pub(crate) fn nap_ns(&self, now: u64, timeout: u64) -> u64 {
+        self.tick.map_or(timeout, |t| t.expiry(now, timeout) - now)
     }
 
     fn build_tasks(&mut self) {

@@ -18,6 +18,17 @@
 //!   being freed; it writes even to a congested queue (PF_SWAPWRITE, `may_write_to_queue`);
 //!   there is no `reclaim_throttle`, and no nap before sleeping (kswapd sleeps on
 //!   `kswapd_wait` as soon as every zone is above high).
+//!
+//! 2.6.32 (seed 002's guest, `era_2_6_32`): a zone pass is not one step. kswapd's
+//! `cond_resched` in `shrink_page_list` lets a task whose sleep ended preempt it (CFS wake-up
+//! preemption), so a pass stops after the SWAP_CLUSTER_MAX round in which kswapd's clock passes
+//! the next event (`ScanControl::yield_at`), keeps what it had left to scan and finishes in the
+//! next step. What depends on it: the swap token that the priority-0 round drops is taken back
+//! by the program at its first swap-in after its nap, and the rest of the pass finds the
+//! program's pages referenced again, so kswapd frees pages only while the program sleeps
+//! (docs/model.md "Seed 002 in the model"). The other eras keep one pass per step: the
+//! preemption point is as old as kswapd, but their tables and goldens were made without it and
+//! moving them is separate work.
 
 use super::writeback_stall::WritebackWait;
 use super::{ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
@@ -45,6 +56,14 @@ pub struct KswapdState {
     pub(crate) request_wait: Option<crate::engine::DevRef>,
     /// Pages scanned in this 2.6.28 balance_pgdat run (`total_scanned`).
     pub total_scanned: u64,
+    /// 2.6.32: the last step's zone pass yielded the CPU part-way (`ScanControl::yield_at`);
+    /// the next step finishes it at the same priority.
+    pub pass_yielded: bool,
+    /// 2.6.32 diagnostics: passes that yielded; steps that resumed a pass with the swap token
+    /// held again (its holder ran in between), and the pages those steps reclaimed.
+    pub pass_yields: u64,
+    pub resumed_with_token: u64,
+    pub reclaimed_resumed_with_token: u64,
 }
 
 /// The kswapd kernel thread of the one node.
@@ -178,7 +197,10 @@ fn kswapd_stall(sim: &mut Sim, tid: u32, sc: &ScanControl) -> KthreadStep {
 /// One zone pass of 2.6.28's `balance_pgdat` (see the module doc).
 fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     begin_balance_pgdat(sim);
-    if sim.pgdat_balanced() {
+    // A pass that yielded goes on where it stopped: the watermark and unreclaimable checks
+    // come before a zone pass, not inside it.
+    let resumed = std::mem::take(&mut sim.reclaim.kswapd.pass_yielded);
+    if !resumed && sim.pgdat_balanced() {
         // all_zones_ok: balance_pgdat returns and kswapd sleeps on kswapd_wait.
         sim.reclaim_cycle_end();
         sim.reclaim.kswapd.active = false;
@@ -188,13 +210,20 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     let mut sc = ScanControl::new(sim.mem.wm.high.max(SWAP_CLUSTER_MAX), true, false, cpu);
     sc.priority = sim.reclaim.kswapd.priority;
     sc.start_clock = sim.tasks[tid as usize].clock;
-    if sc.priority == 0 {
-        // "The swap token gets in the way of swapout..."
+    if crate::config::era_2_6_32(&sim.cfg.config.kernel.profile) {
+        sc.yield_at = Some(sim.events.peek_time());
+    }
+    if sc.priority == 0 && !resumed {
+        // "The swap token gets in the way of swapout...": once, where the priority-0 round
+        // begins; a holder that ran in between has taken it back at its next swap-in.
         sim.disable_swap_token();
     }
-    let unreclaimable = sim.reclaim.all_unreclaimable && sc.priority != DEF_PRIORITY;
+    let token_back = resumed && sim.swap.token.as_ref().is_some_and(|t| t.holder().is_some());
+    let unreclaimable = !resumed && sim.reclaim.all_unreclaimable && sc.priority != DEF_PRIORITY;
     if !unreclaimable {
-        sim.kswapd_age(&mut sc);
+        if !resumed {
+            sim.kswapd_age(&mut sc);
+        }
         sim.shrink_node(&mut sc);
         let lru: u64 = sim.reclaim.lru_sizes().iter().sum();
         if sim.reclaim.pages_scanned >= lru * 6 {
@@ -206,12 +235,22 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     let ks = &mut sim.reclaim.kswapd;
     ks.reclaimed += sc.nr_reclaimed;
     ks.total_scanned += sc.nr_scanned;
+    if token_back {
+        ks.resumed_with_token += 1;
+        ks.reclaimed_resumed_with_token += sc.nr_reclaimed;
+    }
     if let Some(dev) = sc.queue_full {
         // Asleep in get_request_wait inside this zone pass: the pass goes on at the same
         // priority once a write request of that queue is freed.
         ks.request_wait = Some(dev);
         sim.io.request_sleeps += 1;
         return KthreadStep::Block;
+    }
+    if sc.yielded {
+        // Preempted inside the zone pass: the rest of it is the next step's.
+        ks.pass_yielded = true;
+        ks.pass_yields += 1;
+        return KthreadStep::Continue;
     }
     let nap = ks.total_scanned > 0 && ks.priority < DEF_PRIORITY - 2;
     if ks.reclaimed >= SWAP_CLUSTER_MAX || ks.priority == 0 {
@@ -222,8 +261,8 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     }
     if nap {
         ks.congestion_wait = true;
-        let timeout = sim.hz_div_10_ns();
-        return KthreadStep::SleepUntil(sim.tasks[tid as usize].clock + timeout);
+        let now = sim.tasks[tid as usize].clock;
+        return KthreadStep::SleepUntil(now + sim.nap_ns(now, sim.hz_div_10_ns()));
     }
     KthreadStep::Continue
 }

@@ -170,6 +170,13 @@ pub struct ScanControl {
     /// The policy asks for the OOM killer (MGLRU's `min_ttl_ms`); the reclaim driver invokes
     /// it once the policy's pass has returned.
     pub oom: bool,
+    /// 2.6.32 kswapd (`kswapd.rs`, "preempted at cond_resched"): the time at which something
+    /// else happens on the machine (the next event). A pass whose clock reaches it stops at
+    /// the end of its current SWAP_CLUSTER_MAX round and leaves the rest for kswapd's next
+    /// step, as kswapd's `cond_resched` in `shrink_page_list` lets a woken task run.
+    pub yield_at: Option<u64>,
+    /// The pass stopped at `yield_at` with scanning left (the policy kept its remaining counts).
+    pub yielded: bool,
 }
 
 impl ScanControl {
@@ -233,6 +240,8 @@ impl ScanControl {
             cost: CpuCost::default(),
             start_clock: 0,
             oom: false,
+            yield_at: None,
+            yielded: false,
         }
     }
 
@@ -288,7 +297,7 @@ impl Sim {
         // shrink_slab after the LRUs (shrink_node_memcgs, lru_gen's shrink_one): the one
         // shrinker the model has is zswap's. A pass asleep in too_many_isolated gets there when
         // the reclaimer resumes it.
-        if !sc.pass_stalled() {
+        if !sc.pass_stalled() && !sc.yielded {
             self.zswap_shrink_slab(sc);
         }
         if sc.nr_reclaimed > before {

@@ -41,6 +41,10 @@ pub struct ClassicLru {
     refault_snapshot: [u64; 2],
     /// 2.6.28 `zone->lru[l].nr_scan`: scan credit carried between global reclaim passes.
     nr_scan: [u64; 4],
+    /// What is left to scan of a 2.6.32 kswapd pass that yielded the CPU (`ScanControl::
+    /// yielded`): its next step goes on with these counts (the kernel's local `nr[]` of the
+    /// `shrink_zone` kswapd was preempted in).
+    kswapd_pass_left: Option<[u64; 4]>,
     /// 2.6.28–2.6.30 `shrink_list` deactivates active file pages at every pass
     /// (`inactive_file_is_low` arrived in 2.6.31, so not for the "2.6.32" profile).
     file_deactivate_always: bool,
@@ -76,6 +80,7 @@ impl ClassicLru {
             recent_rotated: [0; 2],
             refault_snapshot: [0; 2],
             nr_scan: [0; 4],
+            kswapd_pass_left: None,
             file_deactivate_always: profile == Profile::V2_6_28 && !crate::config::era_2_6_32(&cfg.config.kernel.profile),
             exec_stays_active: profile > Profile::V2_6_28 || crate::config::era_2_6_32(&cfg.config.kernel.profile),
             flushed: (profile >= Profile::V6).then(|| {

@@ -152,7 +152,11 @@ impl ClassicLru {
 
     /// `shrink_lruvec` with the era's bail-out rule (§3.8).
     pub(super) fn shrink_lruvec(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
-        let mut nr = self.get_scan_count(sim, sc);
+        let resumed = if sc.kswapd { self.kswapd_pass_left.take() } else { None };
+        let mut nr = match resumed {
+            Some(left) => left,
+            None => self.get_scan_count(sim, sc),
+        };
         let targets = nr;
         let proportional = !sc.kswapd && !sc.memcg && sc.priority == DEF_PRIORITY;
         let mut reclaimed = 0u64;
@@ -170,6 +174,14 @@ impl ClassicLru {
                 // The reclaimer sleeps inside shrink_inactive_list (too_many_isolated, a full
                 // request queue, 3.x/4.x's writeback stall): the pass ends here, and the
                 // caller resumes it at this priority when it wakes.
+                break;
+            }
+            let left = nr[IA] > 0 || nr[AF] > 0 || nr[IF] > 0;
+            if left && sc.yield_at.is_some_and(|t| sc.start_clock + sc.cost.total() >= t) {
+                // 2.6.32 kswapd reached a preemption point after the next event: the rest of
+                // this pass waits for its next step.
+                self.kswapd_pass_left = Some(nr);
+                sc.yielded = true;
                 break;
             }
             match self.bailout {
@@ -199,7 +211,7 @@ impl ClassicLru {
             }
         }
         sc.nr_reclaimed += reclaimed;
-        if !sc.pass_stalled() && sim.swap.free_pages() > 0 && self.inactive_is_low(true) {
+        if !sc.pass_stalled() && !sc.yielded && sim.swap.free_pages() > 0 && self.inactive_is_low(true) {
             self.shrink_active_list(sim, SWAP_CLUSTER_MAX, LruList::ActiveAnon, sc);
         }
     }
