@@ -14,7 +14,7 @@ SCALES = {"hugh2012-hdd": 12, "vma-ra-2017-combined": 64, "vma-ra-2017-linpack":
           # 5600 processes and their fixed kernel memory do not shrink: published size (~2 min).
           "hackbench2008-alone": 1, "hackbench2008-dbench": 1,
           # 256 MiB of the guest is the filled ramdisk (kernel_reserved, not scaled): published
-          # size, 4 x 100 runs of a fraction of a second each (~1 min).
+          # size, 4 x 100 runs of a fraction of a second each (~2 min).
           "frontswap2010": 1,
           # 65 M keys at the published size; 1/64 is ~1 s. The fio workload is already 1/256.
           "mglru2022-memcached": 64, "mglru2022-fio": 4}
