@@ -25,8 +25,8 @@
 //! the next event (`ScanControl::yield_at`), keeps what it had left to scan and finishes in the
 //! next step. What depends on it: the swap token that the priority-0 round drops is taken back
 //! by the program at its first swap-in after its nap, and the rest of the pass finds the
-//! program's pages referenced again, so kswapd frees pages only while the program sleeps
-//! (docs/model.md "Seed 002 in the model"). The other eras keep one pass per step: the
+//! program's pages referenced again whenever the program is inside a fault (docs/model.md
+//! "Seed 002 in the model"). The other eras keep one pass per step: the
 //! preemption point is as old as kswapd, but their tables and goldens were made without it and
 //! moving them is separate work.
 
