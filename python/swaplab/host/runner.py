@@ -644,7 +644,10 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     "reclaim_isolated_sleeps": None,
                     # lru_lock contention: no host counter (a lock_stat kernel would be needed).
                     "lru_lock_acquisitions": None, "lru_lock_contended": None,
-                    "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None},
+                    "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
+                    # reclaim's TLB shootdowns: /proc/interrupts counts every origin's.
+                    "tlb_shootdowns": None, "tlb_ipis": None,
+                    "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None},
     }
 
 
@@ -765,5 +768,7 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                    "messages": 0, "channel_pages_max": 0, "timeseries_interval_ns": 0,
                                    "cpu_iowait_s": 0.0, "iowait_pct": 0.0, "reclaim_isolated_sleeps": None,
                                    "lru_lock_acquisitions": None, "lru_lock_contended": None,
-                                   "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None},
+                                   "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
+                                   "tlb_shootdowns": None, "tlb_ipis": None,
+                                   "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None},
     }

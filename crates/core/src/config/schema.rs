@@ -344,9 +344,29 @@ pub struct Costs {
     /// entries that are cold in the reclaimer's cache, ~40-50 ns each.
     pub rmap_walk_ns: u64,
     /// Reclaim: removing one mapping of a page being unmapped (`try_to_unmap_one`: clearing the
-    /// PTE, its share of the TLB flush, the rmap and counter updates); the walk that finds the
-    /// mapping is `rmap_walk_ns`.
+    /// PTE, the local TLB entry's flush, the rmap and counter updates); the walk that finds the
+    /// mapping is `rmap_walk_ns`, the flush of other CPUs' TLBs `tlb_shootdown_*`.
     pub unmap_ns: u64,
+    /// A TLB shootdown's initiator, once per flush that has remote CPUs to interrupt
+    /// (reclaim/tlb_flush.rs): `flush_tlb_multi` → `smp_call_function_many_cond` with
+    /// `wait`, i.e. the spin until the last target's handler has run and acked. Estimate: an
+    /// IPI's delivery, the target's interrupt entry and the flush, commonly 1-3 us on
+    /// two-socket Xeons (Amit, "Optimizing the TLB Shootdown Algorithm with Page Access
+    /// Tracking", USENIX ATC 2017: a shootdown "can take microseconds"; LATR, ASPLOS 2018,
+    /// counts the IPI round trip as the bulk of munmap's latency on a 2-socket machine): 2 us.
+    pub tlb_shootdown_ns: u64,
+    /// The initiator's cost per CPU it interrupts: queueing the flush request on the
+    /// target's `call_single_queue` (a cache line the target owns) and its share of the
+    /// APIC writes. Estimate: one core-to-core cache-line transfer on Skylake-SP, as
+    /// `lru_lock_handoff_ns`: 100 ns.
+    pub tlb_shootdown_per_cpu_ns: u64,
+    /// What one TLB-flush IPI costs the CPU it interrupts (`flush_tlb_func`): interrupt entry
+    /// and exit (with page-table isolation on a Meltdown-affected Skylake-SP, two CR3
+    /// switches), the flush itself (a reclaim batch flushes the whole TLB:
+    /// `arch_tlbbatch_flush` sends `full_flush_tlb_info`), and the refills of the translations
+    /// the interrupted program was using. Estimate, from the same sources as
+    /// `tlb_shootdown_ns` (the target's part of the round trip): 1.5 us.
+    pub tlb_ipi_receive_ns: u64,
     /// Reclaim: freeing one page (remove from the cache, shadow store, free).
     pub free_page_ns: u64,
     /// Allocating one swap slot.
@@ -410,6 +430,9 @@ impl Default for Costs {
             lru_lock_handoff_ns: 100,
             rmap_walk_ns: 150,
             unmap_ns: 250,
+            tlb_shootdown_ns: 2_000,
+            tlb_shootdown_per_cpu_ns: 100,
+            tlb_ipi_receive_ns: 1_500,
             free_page_ns: 100,
             swap_alloc_ns: 100,
             alloc_page_ns: 100,

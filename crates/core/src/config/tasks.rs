@@ -17,6 +17,13 @@ pub struct TaskSpec {
     /// Identical processes started from this description (each with its own mappings).
     #[serde(default = "default_instances")]
     pub instances: u32,
+    /// The instances are threads of one process rather than separate processes: they share
+    /// one address space (`mm_struct`), so a page-table change by reclaim must be flushed from
+    /// the TLBs of every CPU running any of them (reclaim/tlb_flush.rs). Each keeps its own
+    /// mappings in the model (workload/kv.rs explains why that is close enough for a kv
+    /// store's threads). Default false: one process per instance.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub threads: bool,
     /// Empty for a task whose phases replay a trace: its mappings come from the trace.
     #[serde(rename = "mapping", default)]
     pub mappings: Vec<MappingSpec>,

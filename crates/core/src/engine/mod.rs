@@ -171,6 +171,10 @@ impl Sim {
                     (None, g) => g,
                 };
                 let mut task = Task::user(&t.name, inst, pid, program, vmas, start, deadline);
+                if t.threads {
+                    // One process: every thread runs in the first instance's mm.
+                    task.mm = pid - inst;
+                }
                 task.background = t.background;
                 task.ramp_ns = t.ramp_time.map_or(0, |r| r.0);
                 task.fork_parent = fork_parent;

@@ -155,6 +155,10 @@ impl Sim {
                 lru_lock_contended: self.reclaim.lru_lock.stats.contended,
                 lru_lock_reclaim_spin_s: self.reclaim.lru_lock.stats.reclaim_spin_ns as f64 / 1e9,
                 lru_lock_access_spin_s: self.reclaim.lru_lock.stats.access_spin_ns as f64 / 1e9,
+                tlb_shootdowns: self.reclaim.tlb.stats.shootdowns,
+                tlb_ipis: self.reclaim.tlb.stats.ipis,
+                tlb_shootdown_initiator_s: self.reclaim.tlb.stats.initiator_ns as f64 / 1e9,
+                tlb_ipi_receive_s: self.reclaim.tlb.stats.receiver_ns as f64 / 1e9,
             },
             store: (self.swap.store.name() != "none").then(|| StoreResult {
                 name: self.swap.store.name(),

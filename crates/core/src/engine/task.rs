@@ -37,6 +37,10 @@ pub struct Task {
     pub name: String,
     pub instance: u32,
     pub pid: u32,
+    /// The address space the task runs in (`task->mm`), named by its thread group's leader:
+    /// its own pid, or the first instance's for the threads of one process (config
+    /// `threads`). Kernel threads have none of their own (0: never a user pid).
+    pub mm: u32,
     pub kind: TaskKind,
     pub state: TState,
     pub clock: u64,
@@ -141,6 +145,7 @@ impl Task {
             name: name.to_string(),
             instance,
             pid,
+            mm: if kind == TaskKind::User { pid } else { 0 },
             kind,
             state: TState::New,
             clock: 0,

@@ -23,6 +23,7 @@ pub mod lru_lock;
 pub mod mglru;
 mod pageout;
 pub mod policy;
+pub mod tlb_flush;
 pub mod writeback_stall;
 
 pub use bailout::Bailout;
@@ -77,11 +78,13 @@ pub struct ReclaimState {
     pub isolation: isolation::Isolation,
     /// The lruvec's `lru_lock` and the CPUs' page vectors (`lru_lock.rs`).
     pub lru_lock: lru_lock::LruLock,
+    /// The reclaimer's pending TLB flush and the shootdowns sent (`tlb_flush.rs`).
+    pub tlb: tlb_flush::TlbBatch,
 }
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default() }
+        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), tlb: Default::default() }
     }
 
     /// The policy, outside its own reclaim passes.

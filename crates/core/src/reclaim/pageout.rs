@@ -91,6 +91,8 @@ impl Sim {
             }
             i = end;
         }
+        // Before the batch's folios are freed: every CPU drops what was unmapped.
+        self.try_to_unmap_flush(&mut batch.cost);
         out.pageout = batch.pageout;
         out.stat = BatchStat { taken: folios.len() as u64, dirty: sc.nr_dirty - before.0, unqueued_dirty, congested: sc.nr_congested - before.1, writeback: sc.nr_writeback - before.2, immediate: sc.nr_immediate - before.3 };
         for &f in &out.activate {
@@ -154,10 +156,12 @@ impl Sim {
             batch.cost.charge(Cat::SwapAlloc, self.costs.swap_alloc_ns);
         }
         if self.folio_mapped(f) {
-            // One page_vma_mapped_walk per VMA visited, one PTE clear and flush per mapping.
+            // One page_vma_mapped_walk per VMA visited, one PTE clear and local flush per
+            // mapping; other CPUs' TLBs are flushed per batch (4.3+) or at once (tlb_flush.rs).
             let (visits, unmapped) = self.try_to_unmap(f);
             batch.cost.charge(Cat::RmapWalk, visits as u64 * self.costs.rmap_walk_ns);
             batch.cost.charge(Cat::Unmap, unmapped as u64 * self.costs.unmap_ns);
+            self.try_to_unmap_flush_unless_batched(&mut batch.cost);
         }
         if self.mem.frames[f as usize].owner_kind() == Owner::Shmem {
             self.shmem_writeout(f);
@@ -173,6 +177,8 @@ impl Sim {
             if verdict == Verdict::ReclaimClean {
                 return Verdict::Keep;
             }
+            // No CPU may write the folio through a stale writable entry while it is written.
+            self.try_to_unmap_flush_dirty(&mut batch.cost);
             match self.pageout(f, swap_backed, sc, batch) {
                 Some(WriteOutcome::Done { .. }) => {}
                 None if sc.queue_full.is_some() => return Verdict::Deferred,
@@ -269,6 +275,7 @@ impl Sim {
             }
             batch.cost.charge(Cat::RmapWalk, visits as u64 * self.costs.rmap_walk_ns);
             batch.cost.charge(Cat::Unmap, self.costs.unmap_ns);
+            self.try_to_unmap_flush_unless_batched(&mut batch.cost);
         }
         if self.mem.frames[head as usize].folio_order() == 0 || self.folio_held_elsewhere(head) {
             return Verdict::Keep; // split by a dirty PTE, or a reader holds it (pagecache/held.rs)
@@ -533,11 +540,14 @@ impl Sim {
                         continue;
                     }
                     let vma = &mut self.mem.vmas[v as usize];
-                    dirty |= vma.ptes[fr.index as usize] & PTE_DIRTY != 0;
+                    let pte_dirty = vma.ptes[fr.index as usize] & PTE_DIRTY != 0;
+                    dirty |= pte_dirty;
                     vma.ptes[fr.index as usize] = swp_entry(dev, slot);
                     vma.rss -= 1;
                     vma.swapents += 1;
+                    let task = vma.task;
                     self.swap.areas[dev].map[slot as usize] += 1;
+                    self.tlb_flush_pending(task, pte_dirty);
                     unmapped += 1;
                 }
                 if dirty {
@@ -546,6 +556,7 @@ impl Sim {
                 self.mem.frames[f as usize].set_owner(Owner::None, NONE, 0);
             }
             Owner::Shmem | Owner::File => {
+                let mut cleared = Vec::new();
                 let mem = &mut self.mem;
                 for (k, &v) in mem.objects[fr.owner as usize].vmas.iter().enumerate() {
                     let vma = &mut mem.vmas[v as usize];
@@ -554,9 +565,13 @@ impl Sim {
                         vma.ptes[fr.index as usize] = 0;
                         vma.rss -= 1;
                         dirty |= pte & PTE_DIRTY != 0;
+                        cleared.push((vma.task, pte & PTE_DIRTY != 0));
                         visits = k as u32 + 1;
                         unmapped += 1;
                     }
+                }
+                for (task, pte_dirty) in cleared {
+                    self.tlb_flush_pending(task, pte_dirty);
                 }
                 if dirty {
                     // The dirty bit moves to the folio (counted as dirtied if it was clean).

@@ -29,6 +29,10 @@
 //!   completion interrupt and softirq — each the device's named per-request cost.
 //! * Waiting for `lru_lock` is spinning, so it is CPU: its own category (`lru_lock`, with the
 //!   cache-line hand-off), apart from the work done under the lock (`lru_ops`).
+//! * The shootdown of other CPUs' TLB entries after unmapping is its own category
+//!   (`tlb_shootdown`: sending the IPIs and waiting for the acks), apart from clearing the
+//!   PTEs (`unmap_tlb_flush`); what the IPIs cost the CPUs they interrupt is charged to the
+//!   tasks running there, not to the reclaimer.
 //! * Sleeping (congestion_wait, writeback throttling) is not CPU and is never charged here.
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
@@ -47,8 +51,11 @@ pub enum CpuCategory {
     /// Taking the lruvec's `lru_lock`: spinning while other CPUs hold it, and pulling its
     /// cache line from the last holder (reclaim/lru_lock.rs).
     LruLock,
-    /// `try_to_unmap` including its share of the TLB flush.
+    /// `try_to_unmap`: clearing the PTEs and the local TLB entry.
     Unmap,
+    /// Flushing other CPUs' TLBs after unmapping: the IPIs sent and the wait for their acks
+    /// (reclaim/tlb_flush.rs). The interrupted CPUs' cost is theirs, not the reclaimer's.
+    TlbShootdown,
     /// Swap slot allocation (`folio_alloc_swap`).
     SwapAlloc,
     /// `__remove_mapping` and freeing the page.
@@ -69,13 +76,14 @@ pub enum CpuCategory {
 }
 
 impl CpuCategory {
-    pub const ALL: [CpuCategory; 14] = [
+    pub const ALL: [CpuCategory; 15] = [
         CpuCategory::RmapWalk,
         CpuCategory::PageTableWalk,
         CpuCategory::BloomFilter,
         CpuCategory::LruOps,
         CpuCategory::LruLock,
         CpuCategory::Unmap,
+        CpuCategory::TlbShootdown,
         CpuCategory::SwapAlloc,
         CpuCategory::FreePage,
         CpuCategory::Compression,
@@ -99,6 +107,7 @@ impl CpuCategory {
             CpuCategory::LruOps => "lru_ops",
             CpuCategory::LruLock => "lru_lock",
             CpuCategory::Unmap => "unmap_tlb_flush",
+            CpuCategory::TlbShootdown => "tlb_shootdown",
             CpuCategory::SwapAlloc => "swap_alloc",
             CpuCategory::FreePage => "free_page",
             CpuCategory::Compression => "compression",

@@ -162,6 +162,15 @@ pub struct Summary {
     pub lru_lock_contended: u64,
     pub lru_lock_reclaim_spin_s: f64,
     pub lru_lock_access_spin_s: f64,
+    /// TLB shootdowns after reclaim's unmaps (reclaim/tlb_flush.rs): flushes that interrupted
+    /// other CPUs, the IPIs sent, the reclaimers' time sending and waiting (also the
+    /// `tlb_shootdown` category of the reclaim CPU tables) and the time the IPIs took from
+    /// the interrupted CPUs' tasks. The host's `/proc/interrupts` TLB line counts IPIs of
+    /// every origin, not reclaim's: not compared.
+    pub tlb_shootdowns: u64,
+    pub tlb_ipis: u64,
+    pub tlb_shootdown_initiator_s: f64,
+    pub tlb_ipi_receive_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]

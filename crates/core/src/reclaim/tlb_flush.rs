@@ -1,0 +1,181 @@
+//! TLB shootdown after reclaim unmaps a page: the IPIs to the other CPUs running the page's
+//! address space, what they cost the reclaimer and what they cost the CPUs they interrupt.
+//!
+//! When `try_to_unmap_one` clears a PTE, every CPU that may cache the translation must drop
+//! it before the page is freed or written out. On x86 that is an inter-processor interrupt
+//! to each CPU in the mm's `mm_cpumask` (the CPUs running the process now) and a wait until
+//! every one of them has flushed (`flush_tlb_multi`, `smp_call_function_many_cond` with
+//! `wait`). A process of one thread is seen by one CPU at a time; a process of 36 threads
+//! (memcached `-t 36`, config `threads`) by up to 36, and each flush interrupts all of them.
+//!
+//! Per era (x86; the model's eras):
+//! * 4.3+ (the 4.14 and 6.x profiles; Mel Gorman, "mm: send one IPI per CPU to TLB flush all
+//!   entries after unmapping pages", 4.3): `shrink_folio_list` unmaps with
+//!   `TTU_BATCH_FLUSH`. `should_defer_flush` defers when another CPU is in the mm's cpumask;
+//!   `set_tlb_ubc_flush_pending` ORs that cpumask into the reclaimer's `tlbflush_unmap_batch`
+//!   and notes `writable` when the cleared PTE was dirty. The batch is flushed by
+//!   `try_to_unmap_flush_dirty` before a dirty folio is written out (only if a writable entry
+//!   is pending: a CPU must not write the page while it is under I/O) and by
+//!   `try_to_unmap_flush` at the end of `shrink_folio_list`, before the folios are freed: one
+//!   IPI per CPU per batch, however many pages. So how many pages a batch reclaims sets how
+//!   many flushes a reclaimed page costs: the classic LRU's batches of 32 isolated pages
+//!   reclaim few when most are referenced; MGLRU's reclaim most of theirs.
+//! * before 4.3 (the 2.6.28 and 3.14 profiles): `ptep_clear_flush` flushes at once, the IPIs
+//!   sent while the PTE lock is held. The model flushes once per folio unmapped (a folio
+//!   mapped in several mms would flush once per mm in the kernel).
+//!
+//! Not a flush: clearing the accessed bit. x86's `ptep_clear_flush_young` only clears the bit
+//! since 3.18 ("clearing the accessed bit without a TLB flush doesn't cause data
+//! corruption", arch/x86/mm/pgtable.c), so `folio_referenced` sends no IPI in 4.14 and 6.x,
+//! nor does MGLRU's page-table walk or look-around (`ptep_test_and_clear_young`). Before 3.18
+//! it flushed when the bit was set; the model does not charge that for 2.6.28 and 3.14.
+//!
+//! Which CPUs: those whose running task is in the mm when the PTE is cleared, less the
+//! reclaimer's own (its local flush is part of `unmap_ns`); an idle CPU is in lazy TLB mode
+//! and `tlb_is_not_lazy` spares it. A CPU in the batch's mask that has switched to another
+//! task since is interrupted all the same (the kernel's mask is a snapshot too).
+//!
+//! Costs (named parameters in `Costs`, with their sources there): the reclaimer pays
+//! `tlb_shootdown_ns` per flush that interrupts anyone, plus `tlb_shootdown_per_cpu_ns` per
+//! CPU interrupted, in its `tlb_shootdown` category; each interrupted CPU's running task
+//! pays `tlb_ipi_receive_ns` on its clock (the handler runs in its time, as interrupts do).
+//! Counted in `TlbFlushStats` and `summary.tlb_*`.
+//!
+//! Not modelled: the page-table lock held across the flush before 4.3, lazy-TLB CPUs that
+//! still receive an IPI when page tables are freed, PCID's deferred flushes of inactive mms
+//! (4.14+ x86 with PCID invalidates an mm another CPU ran earlier when it switches back).
+
+use crate::config::Profile;
+use crate::engine::{Sim, TaskKind};
+use crate::stats::{CpuCategory, CpuCost};
+
+/// Flushes that interrupted other CPUs, the IPIs sent, and the CPU time on each side.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TlbFlushStats {
+    pub shootdowns: u64,
+    pub ipis: u64,
+    /// Reclaimers' time sending IPIs and waiting for the acks (the `tlb_shootdown` category).
+    pub initiator_ns: u64,
+    /// Time taken from the interrupted CPUs' tasks.
+    pub receiver_ns: u64,
+}
+
+/// The reclaimer's `tlbflush_unmap_batch`: CPUs that may cache a cleared PTE and whether one
+/// of those PTEs was dirty. A reclaim pass runs atomically in the model, so one batch serves
+/// every reclaimer in turn; each pass flushes what it left before it ends.
+#[derive(Debug, Default)]
+pub struct TlbBatch {
+    /// `arch_tlbflush_unmap_batch.cpumask`, one flag per CPU.
+    cpus: Vec<bool>,
+    pending: bool,
+    /// `tlb_ubc->writable`.
+    writable: bool,
+    pub stats: TlbFlushStats,
+}
+
+impl TlbBatch {
+    fn add(&mut self, ncpu: usize, cpus: impl Iterator<Item = usize>, dirty: bool) {
+        self.cpus.resize(ncpu.max(self.cpus.len()), false);
+        for c in cpus {
+            self.cpus[c] = true;
+            self.pending = true;
+        }
+        self.writable |= dirty && self.pending;
+    }
+
+    /// Take the pending CPUs, leaving the batch empty.
+    fn take(&mut self) -> Vec<usize> {
+        if !self.pending {
+            return Vec::new();
+        }
+        self.pending = false;
+        self.writable = false;
+        let out = self.cpus.iter().enumerate().filter(|(_, &on)| on).map(|(c, _)| c).collect();
+        self.cpus.iter_mut().for_each(|on| *on = false);
+        out
+    }
+}
+
+impl Sim {
+    /// The CPUs other than `own` (the reclaimer's, `mem.cpu`) running a user task in address
+    /// space `mm` (the non-lazy part of `mm_cpumask`).
+    fn cpus_running_mm(&self, mm: u32, own: usize) -> impl Iterator<Item = usize> + '_ {
+        self.sched.cpus.iter().enumerate().filter_map(move |(c, t)| {
+            let t = &self.tasks[(*t)? as usize];
+            (c != own && t.kind == TaskKind::User && t.mm == mm).then_some(c)
+        })
+    }
+
+    /// `try_to_unmap_one` cleared a PTE of task `task`'s address space (`dirty`: its dirty
+    /// bit was set): the CPUs that may cache it join the reclaimer's batch
+    /// (`set_tlb_ubc_flush_pending`); with none, the local flush in `unmap_ns` is all.
+    pub(crate) fn tlb_flush_pending(&mut self, task: u32, dirty: bool) {
+        let mm = self.tasks[task as usize].mm;
+        let ncpu = self.sched.cpus.len();
+        let cpus: Vec<usize> = self.cpus_running_mm(mm, self.mem.cpu).collect();
+        self.reclaim.tlb.add(ncpu, cpus.into_iter(), dirty);
+    }
+
+    /// Before 4.3 `try_to_unmap_one` flushed each cleared PTE at once (`ptep_clear_flush`);
+    /// 4.3+ leaves it to the batch's flush. Called after a folio is unmapped.
+    pub(crate) fn try_to_unmap_flush_unless_batched(&mut self, cost: &mut CpuCost) {
+        if self.profile < Profile::V4_14 {
+            self.try_to_unmap_flush(cost);
+        }
+    }
+
+    /// `try_to_unmap_flush_dirty`: flush before writing a folio out, if a dirty (possibly
+    /// writable) PTE is pending.
+    pub(crate) fn try_to_unmap_flush_dirty(&mut self, cost: &mut CpuCost) {
+        if self.reclaim.tlb.writable {
+            self.try_to_unmap_flush(cost);
+        }
+    }
+
+    /// `try_to_unmap_flush` → `arch_tlbbatch_flush`: one IPI to each CPU of the batch, the
+    /// reclaimer waiting for all; each interrupted CPU's task loses `tlb_ipi_receive_ns`.
+    pub(crate) fn try_to_unmap_flush(&mut self, cost: &mut CpuCost) {
+        // A CPU gone idle since is in lazy TLB mode: no IPI (`tlb_is_not_lazy`).
+        let targets: Vec<u32> = self.reclaim.tlb.take().into_iter().filter_map(|c| self.sched.cpus[c]).collect();
+        if targets.is_empty() {
+            return;
+        }
+        let initiator = self.costs.tlb_shootdown_ns + targets.len() as u64 * self.costs.tlb_shootdown_per_cpu_ns;
+        cost.charge(CpuCategory::TlbShootdown, initiator);
+        let receive = self.costs.tlb_ipi_receive_ns;
+        for &tid in &targets {
+            self.tasks[tid as usize].clock += receive;
+        }
+        let stats = &mut self.reclaim.tlb.stats;
+        stats.shootdowns += 1;
+        stats.ipis += targets.len() as u64;
+        stats.initiator_ns += initiator;
+        stats.receiver_ns += targets.len() as u64 * receive;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_sends_one_ipi_per_cpu_however_many_unmaps_it_holds() {
+        let mut b = TlbBatch::default();
+        b.add(4, [1, 2].into_iter(), false);
+        b.add(4, [2, 3].into_iter(), false);
+        assert!(!b.writable);
+        assert_eq!(b.take(), vec![1, 2, 3]);
+        assert!(b.take().is_empty(), "a flushed batch is empty");
+    }
+
+    #[test]
+    fn only_a_dirty_pte_with_cpus_to_flush_makes_the_batch_writable() {
+        let mut b = TlbBatch::default();
+        b.add(4, std::iter::empty(), true);
+        assert!(!b.writable, "no remote CPU: flushed locally at once");
+        b.add(4, [0].into_iter(), true);
+        assert!(b.writable);
+        b.take();
+        assert!(!b.writable);
+    }
+}
