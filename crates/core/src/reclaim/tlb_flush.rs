@@ -97,23 +97,20 @@ impl TlbBatch {
 }
 
 impl Sim {
-    /// The CPUs other than `own` (the reclaimer's, `mem.cpu`) running a user task in address
-    /// space `mm` (the non-lazy part of `mm_cpumask`).
-    fn cpus_running_mm(&self, mm: u32, own: usize) -> impl Iterator<Item = usize> + '_ {
-        self.sched.cpus.iter().enumerate().filter_map(move |(c, t)| {
-            let t = &self.tasks[(*t)? as usize];
-            (c != own && t.kind == TaskKind::User && t.mm == mm).then_some(c)
-        })
-    }
-
     /// `try_to_unmap_one` cleared a PTE of task `task`'s address space (`dirty`: its dirty
     /// bit was set): the CPUs that may cache it join the reclaimer's batch
     /// (`set_tlb_ubc_flush_pending`); with none, the local flush in `unmap_ns` is all.
     pub(crate) fn tlb_flush_pending(&mut self, task: u32, dirty: bool) {
         let mm = self.tasks[task as usize].mm;
-        let ncpu = self.sched.cpus.len();
-        let cpus: Vec<usize> = self.cpus_running_mm(mm, self.mem.cpu).collect();
-        self.reclaim.tlb.add(ncpu, cpus.into_iter(), dirty);
+        let own = self.mem.cpu;
+        let Sim { sched, tasks, reclaim, .. } = self;
+        // The non-lazy part of `mm_cpumask`: the CPUs other than the reclaimer's running a
+        // user task in `mm`. Read straight into the batch: this runs for every folio unmapped.
+        let running_mm = sched.cpus.iter().enumerate().filter_map(|(c, t)| {
+            let t = &tasks[(*t)? as usize];
+            (c != own && t.kind == TaskKind::User && t.mm == mm).then_some(c)
+        });
+        reclaim.tlb.add(sched.cpus.len(), running_mm, dirty);
     }
 
     /// Before 4.3 `try_to_unmap_one` flushed each cleared PTE at once (`ptep_clear_flush`);
