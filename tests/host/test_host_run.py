@@ -193,8 +193,9 @@ def test_host_and_simulator_results_have_the_same_schema(host_ready, small_toml)
 
 
 def test_the_host_worker_times_each_phase_as_the_simulator_does(host_ready, small_toml, tmp_path):
-    """One entry per phase, adding up to the task's elapsed time, on both sides; a read-back
-    pass over the swapped-out mapping is timed apart from the pass that wrote it."""
+    """One entry per phase, adding up to the task's elapsed time, on both sides, with the CPU
+    it ran per phase; a read-back pass over the swapped-out mapping is timed apart from the
+    pass that wrote it."""
     path = tmp_path / "two-phases.toml"
     path.write_text(open(small_toml).read() + '\n[[task.phase]]\nmapping = "buf"\npattern = "sequential"\nwrite_ratio = 0.0\n')
     text = path.read_text()
@@ -205,6 +206,10 @@ def test_the_host_worker_times_each_phase_as_the_simulator_does(host_ready, smal
         assert len(t["phase_elapsed_ns"]) == 2, (side["kind"], t["phase_elapsed_ns"])
         assert sum(t["phase_elapsed_ns"]) == t["elapsed_ns"], (side["kind"], t)
         assert all(x > 0 for x in t["phase_elapsed_ns"]), (side["kind"], t["phase_elapsed_ns"])
+        # CPU per phase adds up to the task's CPU, which is no more than its elapsed time (the
+        # host's thread CPU clock and the simulator's time on a CPU alike).
+        assert len(t["phase_cpu_ns"]) == 2 and sum(t["phase_cpu_ns"]) == t["cpu_ns"], (side["kind"], t)
+        assert 0 < t["cpu_ns"] <= t["elapsed_ns"], (side["kind"], t["cpu_ns"], t["elapsed_ns"])
 
 
 FILE_ONLY = """

@@ -149,3 +149,22 @@ def test_compare_sets_phase_against_phase():
     assert rows["phase_elapsed_ns.1"]["sim"] == t["phase_elapsed_ns"][1]
     assert rows["phase_elapsed_ns.1"]["rel_err"] == -0.5
     assert "t#0 phase_elapsed_ns.0" in compare.render(compare.compare_results(sim, host))
+
+
+def test_compare_sets_cpu_against_cpu_per_phase():
+    """Beside each phase's elapsed time, compare sets the CPU the task ran in it against the
+    host thread's CPU clock, so a phase that is off shows whether its work or its waiting is."""
+    from swaplab import _core
+
+    two = SWAPPING + '[[task.phase]]\nmapping = "heap"\npattern = "sequential"\nwrite_ratio = 0.0\n'
+    sim = json.loads(_core.simulate(two, "s.toml", []))
+    t = sim["tasks"][0]
+    assert sum(t["phase_cpu_ns"]) == t["cpu_ns"] <= t["elapsed_ns"]
+    host = json.loads(json.dumps(sim))
+    host["tasks"][0]["phase_cpu_ns"] = [x * 4 for x in t["phase_cpu_ns"]]
+    host["host"] = {"per_run": [{"elapsed_ns": sim["elapsed_ns"], "vmstat": sim["vmstat"]}], "runs": 1}
+    rows = {r["metric"]: r for r in compare.compare_results(sim, host)["tasks"]}
+    assert rows["cpu_ns"]["sim"] == t["cpu_ns"] and rows["cpu_ns"]["rel_err"] == 0.0
+    assert rows["phase_cpu_ns.1"]["sim"] == t["phase_cpu_ns"][1]
+    assert rows["phase_cpu_ns.1"]["rel_err"] == -0.75
+    assert "t#0 phase_cpu_ns.1" in compare.render(compare.compare_results(sim, host))

@@ -62,3 +62,71 @@ fn a_repeating_program_adds_each_pass_to_its_phase() {
     // Both phases touch 16 pages per pass; only the second computes, so it holds nearly all.
     assert!(t.phase_elapsed_ns[1] > 20 * t.phase_elapsed_ns[0], "{:?}", t.phase_elapsed_ns);
 }
+
+/// A write pass over 40 MiB on a 32 MiB machine, then a read pass that swaps it back in from
+/// a disk one 4 KiB read at a time (page-cluster 0).
+const SWAP_OUT_THEN_IN: &str = r#"
+name = "out-in"
+seed = 1
+[machine]
+cpus = 1
+ram = "32MiB"
+kernel_reserved = "4MiB"
+[kernel]
+page_cluster = 0
+[[swap]]
+device = "hdd"
+size = "64MiB"
+[[task]]
+name = "t"
+[[task.mapping]]
+name = "m"
+kind = "anon"
+size = "40MiB"
+[[task.phase]]
+mapping = "m"
+pattern = "sequential"
+write_ratio = 1.0
+[[task.phase]]
+mapping = "m"
+pattern = "sequential"
+write_ratio = 0.0
+"#;
+
+/// Guards the CPU side of the record: a task's CPU time is the time it held a CPU, so the
+/// read-back pass, which sleeps on a disk read per fault, runs a small part of its elapsed
+/// time, while its CPU still covers the faults' own work; the phases add up to the task's CPU.
+#[test]
+fn cpu_time_leaves_out_the_waits_for_swap_reads() {
+    let res = run_checked(SWAP_OUT_THEN_IN, &[]);
+    let t = &res.tasks[0];
+    assert_eq!(t.phase_cpu_ns.len(), 2);
+    assert_eq!(t.phase_cpu_ns.iter().sum::<u64>(), t.cpu_ns);
+    assert!(t.cpu_ns <= t.elapsed_ns);
+    for (cpu, el) in t.phase_cpu_ns.iter().zip(&t.phase_elapsed_ns) {
+        assert!(cpu <= el, "a phase ran {cpu} ns of CPU in {el} ns");
+    }
+    let (read_cpu, read_elapsed) = (t.phase_cpu_ns[1], t.phase_elapsed_ns[1]);
+    assert!(t.major_faults > 1_000, "the read pass swapped in {} pages", t.major_faults);
+    assert!(read_cpu * 10 < read_elapsed, "read pass: {read_cpu} ns of CPU in {read_elapsed} ns");
+    let fault_cpu = res.config.config.costs.major_fault_cpu_ns * t.major_faults;
+    assert!(read_cpu >= fault_cpu, "read pass CPU {read_cpu} ns < its faults' own {fault_cpu} ns");
+}
+
+/// Guards CPU time against time spent runnable: two tasks that only compute on one CPU each
+/// run their own share, and together they ran as long as the CPU was busy.
+#[test]
+fn tasks_sharing_a_cpu_each_count_only_their_own_turns() {
+    let one = |name: &str| format!("[[task]]\nname = \"{name}\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"64KiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\ncycles = 100\ncompute = \"50us\"\n");
+    let toml = format!("name = \"share\"\nseed = 1\n[machine]\ncpus = 1\nram = \"64MiB\"\n{}{}", one("a"), one("b"));
+    let res = run_checked(&toml, &[]);
+    let (a, b) = (&res.tasks[0], &res.tasks[1]);
+    // 1,600 touches each followed by 50 us: 80 ms of CPU each, besides 16 minor faults.
+    for t in [a, b] {
+        assert!((80_000_000..81_000_000).contains(&t.cpu_ns), "{} ran {} ns of CPU", t.name, t.cpu_ns);
+        assert_eq!(t.phase_cpu_ns, vec![t.cpu_ns]);
+    }
+    let last_end = a.end_ns.max(b.end_ns);
+    assert!(last_end >= a.cpu_ns + b.cpu_ns, "one CPU ran {} + {} ns by {last_end} ns", a.cpu_ns, b.cpu_ns);
+    assert!(a.elapsed_ns > a.cpu_ns + 50_000_000 || b.elapsed_ns > b.cpu_ns + 50_000_000, "neither task waited for the CPU: {a:?} {b:?}");
+}

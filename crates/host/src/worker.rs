@@ -73,6 +73,9 @@ pub struct WorkerResult {
     pub touches: u64,
     /// Elapsed time of each phase, as the simulator keeps it (swaplab_core::stats::PhaseTimes).
     pub phase_elapsed_ns: Vec<u64>,
+    /// The thread's CPU time (CLOCK_THREAD_CPUTIME_ID) over the run, and per phase.
+    pub cpu_ns: u64,
+    pub phase_cpu_ns: Vec<u64>,
     pub minor_faults: u64,
     pub major_faults: u64,
     pub touch_latency_ns: Percentiles,
@@ -304,16 +307,17 @@ impl Worker {
         let (min0, maj0) = sys::thread_faults();
         let wait0 = runqueue_wait_ns();
         let start = now_ns();
+        let cpu0 = sys::thread_cpu_ns();
         let deadline = self.time_limit_ns.map(|l| start + l);
         let mut touches = 0u64;
         let mut compute_ns = 0u64;
         let mut sink = 0u64;
         let mut time_limited = false;
         let mut last = start;
-        let mut phase_times = PhaseTimes::new(self.program.phase_count(), start);
+        let mut phase_times = PhaseTimes::new(self.program.phase_count(), start, 0);
         while let Some(step) = self.program.next_step() {
             if self.program.phase() != phase_times.current() {
-                phase_times.enter(self.program.phase(), last);
+                phase_times.enter(self.program.phase(), last, sys::thread_cpu_ns() - cpu0);
             }
             let (mi, t, syscall) = match step {
                 Step::Touch(mi, t) => (mi, t, false),
@@ -376,6 +380,7 @@ impl Worker {
         }
         std::hint::black_box(sink);
         let end = last.max(start);
+        let cpu = sys::thread_cpu_ns() - cpu0;
         let (min1, maj1) = sys::thread_faults();
         let wait1 = runqueue_wait_ns();
         let elapsed = end - start;
@@ -388,6 +393,8 @@ impl Worker {
             elapsed_ns: elapsed,
             touches,
             phase_elapsed_ns: phase_times.until(end),
+            cpu_ns: cpu,
+            phase_cpu_ns: phase_times.cpu_until(cpu),
             minor_faults: min1 - min0,
             major_faults: maj1 - maj0,
             touch_latency_ns: touch_h.percentiles(),

@@ -105,8 +105,11 @@ def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]
     tasks = []
     for ht in host["tasks"]:
         st = next((t for t in sim["tasks"] if t["name"] == ht["name"] and t["instance"] == ht["instance"]), None)
-        phases = [f"phase_elapsed_ns.{i}" for i in range(len(ht.get("phase_elapsed_ns") or []))]
-        for m in TASK_METRICS[:1] + tuple(phases if len(phases) > 1 else ()) + TASK_METRICS[1:]:
+        n = len(ht.get("phase_elapsed_ns") or [])
+        phases = [f"phase_elapsed_ns.{i}" for i in range(n)] if n > 1 else []
+        # CPU beside elapsed: elapsed less CPU is what the task waited (I/O, a CPU, a nap).
+        cpu = ["cpu_ns"] + ([f"phase_cpu_ns.{i}" for i in range(n)] if n > 1 else []) if "cpu_ns" in ht else []
+        for m in TASK_METRICS[:1] + tuple(phases) + tuple(cpu) + TASK_METRICS[1:]:
             s = _get(st, m) if st else None
             h = _get(ht, m)
             tasks.append({"task": f"{ht['name']}#{ht['instance']}", "metric": m, "sim": s, "host": h, "rel_err": rel_err(s, h)})

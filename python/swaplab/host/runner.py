@@ -565,6 +565,7 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
             "name": w.task, "instance": w.instance, "pid": r["pid"],
             "start_ns": max(0, r["start_mono_ns"] - t0), "end_ns": max(0, r["end_mono_ns"] - t0),
             "elapsed_ns": r["elapsed_ns"], "touches": r["touches"], "phase_elapsed_ns": r["phase_elapsed_ns"],
+            "cpu_ns": r["cpu_ns"], "phase_cpu_ns": r["phase_cpu_ns"],
             "minor_faults": r["minor_faults"], "major_faults": r["major_faults"],
             "touch_latency_ns": r["touch_latency_ns"], "fault_latency_ns": r["fault_latency_ns"],
             "direct_reclaim": {"calls": 0, "stall_ns": 0, "pages_reclaimed": 0,
@@ -746,7 +747,8 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
     for t in resolved["task"]:
         for inst in range(t["instances"]):
             tasks.append({"name": t["name"], "instance": inst, "pid": 0, "start_ns": 0, "end_ns": 0, "elapsed_ns": 0,
-                          "touches": 0, "phase_elapsed_ns": [0] * len(t["phase"]), "minor_faults": 0, "major_faults": 0,
+                          "touches": 0, "phase_elapsed_ns": [0] * len(t["phase"]),
+                          "cpu_ns": 0, "phase_cpu_ns": [0] * len(t["phase"]), "minor_faults": 0, "major_faults": 0,
                           "touch_latency_ns": _pct_zero(), "fault_latency_ns": _pct_zero(),
                           "direct_reclaim": {"calls": 0, "stall_ns": 0, "pages_reclaimed": 0,
                                              "stall_ns_pct": _pct_zero(), "pages_per_call_pct": _pct_zero()},

@@ -66,6 +66,8 @@ impl Sim {
                     elapsed_ns: elapsed,
                     touches: t.touches,
                     phase_elapsed_ns: t.phase_times.until(end),
+                    cpu_ns: t.cpu_at(end),
+                    phase_cpu_ns: t.phase_times.cpu_until(t.cpu_at(end)),
                     minor_faults: t.minor_faults,
                     major_faults: t.major_faults,
                     touch_latency_ns: t.touch_hist.percentiles(),

@@ -115,10 +115,13 @@ impl Sim {
         t.vruntime + at.max(t.clock).saturating_sub(t.exec_start)
     }
 
-    /// `update_curr` for the task leaving `cpu` at `at`.
+    /// `update_curr` for the task leaving `cpu` at `at`: the stretch it ran is its CPU time
+    /// and, at nice 0, its vruntime.
     fn account_exec(&mut self, tid: u32, at: u64) {
         let t = &mut self.tasks[tid as usize];
-        t.vruntime += at.saturating_sub(t.exec_start);
+        let ran = at.saturating_sub(t.exec_start);
+        t.vruntime += ran;
+        t.cpu_ns += ran;
         t.exec_start = at;
     }
 

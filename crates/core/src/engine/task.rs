@@ -59,8 +59,10 @@ pub struct Task {
     /// Allocation attempts without reclaim progress (should_reclaim_retry, §3.3).
     pub no_progress: u32,
     pub touches: u64,
-    /// Elapsed time per phase of the program (stats/phase_times.rs).
+    /// Elapsed and CPU time per phase of the program (stats/phase_times.rs).
     pub phase_times: PhaseTimes,
+    /// CPU time run up to `exec_start` (the stretch since is added when it ends, `cpu_at`).
+    pub cpu_ns: u64,
     pub minor_faults: u64,
     pub major_faults: u64,
     pub touch_hist: Histogram,
@@ -126,11 +128,26 @@ pub struct Task {
     pub fork_parent: Option<u32>,
 }
 
+/// `Task::cpu_at` from the fields it reads, for callers that hold other fields of the task
+/// borrowed.
+pub fn cpu_run(state: TState, cpu_ns: u64, exec_start: u64, clock: u64) -> u64 {
+    match state {
+        TState::Running(_) => cpu_ns + clock.saturating_sub(exec_start),
+        _ => cpu_ns,
+    }
+}
+
 impl Task {
     pub fn user(name: &str, instance: u32, pid: u32, program: Program, vmas: Vec<u32>, start: u64, deadline: Option<u64>) -> Task {
         let repeat = deadline.is_some();
-        let phase_times = PhaseTimes::new(program.phase_count(), start);
+        let phase_times = PhaseTimes::new(program.phase_count(), start, 0);
         Task { program: Some(program), phase_times, vmas, start, clock: start, deadline, repeat, ..Task::blank(name, instance, pid, TaskKind::User) }
+    }
+
+    /// The CPU time the task has run by `clock` (its own clock while it holds a CPU): the
+    /// stretches it ran before, and the one since it was last put on a CPU if it is running.
+    pub fn cpu_at(&self, clock: u64) -> u64 {
+        cpu_run(self.state, self.cpu_ns, self.exec_start, clock)
     }
 
     /// A kernel thread, asleep until its wake condition holds.
@@ -163,6 +180,7 @@ impl Task {
             no_progress: 0,
             touches: 0,
             phase_times: PhaseTimes::default(),
+            cpu_ns: 0,
             minor_faults: 0,
             major_faults: 0,
             touch_hist: Histogram::default(),

@@ -58,7 +58,8 @@ impl Sim {
             }
             let step = program.next_step();
             if program.phase() != t.phase_times.current() {
-                t.phase_times.enter(program.phase(), clock);
+                let cpu = super::task::cpu_run(t.state, t.cpu_ns, t.exec_start, clock);
+                t.phase_times.enter(program.phase(), clock, cpu);
             }
             match step {
                 None => {

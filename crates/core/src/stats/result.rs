@@ -26,6 +26,12 @@ pub struct TaskResult {
     /// Elapsed time of each phase of the program, summed over its passes; the entries add up
     /// to `elapsed_ns` (stats/phase_times.rs).
     pub phase_elapsed_ns: Vec<u64>,
+    /// CPU time the task ran: in the simulator the time it held a CPU, on the host the
+    /// thread's CPU clock (program and the kernel work in its context). Elapsed less this is
+    /// what it waited.
+    pub cpu_ns: u64,
+    /// `cpu_ns` per phase, as `phase_elapsed_ns` (stats/phase_times.rs).
+    pub phase_cpu_ns: Vec<u64>,
     pub minor_faults: u64,
     pub major_faults: u64,
     pub touch_latency_ns: Percentiles,
