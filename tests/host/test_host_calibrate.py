@@ -45,3 +45,15 @@ def test_calibrate_measures_the_submitters_cpu_and_keeps_it_out_of_the_read_tabl
     for d in glob.glob("/sys/block/zram*"):
         with open(os.path.join(d, "disksize")) as f:
             assert f.read().strip() == "0", f"{d} left configured"
+    # The reclaim phase (reclaim_cost.py): the host's reclaim CPU per page, and the simulator's
+    # reclaim parameters scaled by the factor that gives the same; no swap or cgroup left.
+    rec = preset["measured"]["reclaim"]
+    assert rec["pgsteal_anon"] > 0 and rec["host_reclaim_ns_per_page"] > 0, rec
+    factor = rec["factor"]
+    for k in ("scan_page_ns", "rmap_walk_ns", "unmap_ns", "free_page_ns", "swap_alloc_ns"):
+        assert k in costs, f"reclaim phase did not set {k}"
+    assert abs(costs["rmap_walk_ns"] - 150 * factor) <= 1, (costs["rmap_walk_ns"], factor)
+    with open("/proc/swaps") as f:
+        assert len(f.read().strip().splitlines()) == 1, "the reclaim phase left swap on"
+    assert not [d for d in os.listdir("/sys/fs/cgroup/memory" if os.path.isdir("/sys/fs/cgroup/memory") else "/sys/fs/cgroup")
+                if d.startswith("swaplab")], "the reclaim phase left a cgroup"

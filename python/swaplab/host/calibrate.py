@@ -4,7 +4,8 @@ The preset file (``~/.config/swaplab/devices/NAME.toml`` or ``--out``) has three
 
 * ``[provenance]``: host, kernel, date, method, the measured file system / block device;
 * ``[device]``: every field of the simulator's ``DeviceParams`` (crates/core/src/device);
-* ``[costs]``: the CPU cost parameters measured here (fields of ``[costs]`` in a workload);
+* ``[costs]``: the CPU cost parameters measured here (fields of ``[costs]`` in a workload), the
+  reclaim costs scaled to this machine by reclaim_cost.py;
 * ``[compressor]``: zswap's compressor per 4 KiB page by content (compressor_cost.py), which
   the parser gives to a workload's ``[zswap]``/``[zram]`` using that compressor;
 * ``[measured]``: the raw measurements the fit came from.
@@ -23,7 +24,7 @@ import platform
 from typing import Any, Dict, Optional, Tuple
 
 from .. import _core
-from . import compressor_cost
+from . import compressor_cost, reclaim_cost
 from .sysfs import block_dev_of, rotational
 
 PRESET_DIR = os.path.expanduser(os.environ.get("SWAPLAB_DEVICES", "~/.config/swaplab/devices"))
@@ -158,6 +159,12 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
     compressor = compressor_cost.calibrate(pages=256 if quick else 1024, log=log)
     if compressor:
         m["compressor"] = compressor["measured"]
+    if log:
+        log("measuring reclaim through a memory cgroup and a swap file...")
+    reclaim = reclaim_cost.calibrate(costs, directory, runs=1 if quick else 3, log=log)
+    if reclaim:
+        costs.update(reclaim["fit"])
+        m["reclaim"] = reclaim["measured"]
     preset = {
         "provenance": {
             "name": name,
@@ -181,7 +188,11 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
                        "4 KiB pwrite() of new pages to a fresh file and pread() of them cached "
                        "(new_page_write = write - cached read; syscall_page = cached read). compressor: "
                        "zswap's compressor on a zram device, thread CPU of O_DIRECT 4 KiB writes and reads of "
-                       "pages compressing to 0..4096 bytes, less the zero page's (compressor_cost.py)."),
+                       "pages compressing to 0..4096 bytes, less the zero page's (compressor_cost.py). reclaim: "
+                       "256 MiB written once in a 64 MiB memory cgroup with a swap file, the worker's thread CPU "
+                       "less its touches and faults, per page reclaimed; the simulator's reclaim parameters "
+                       "scaled by one factor to give the same CPU per page on the same workload "
+                       "(reclaim_cost.py)."),
         },
         "device": device,
         "costs": costs,

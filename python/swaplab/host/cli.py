@@ -174,6 +174,10 @@ def cmd_calibrate(args) -> int:
     if z:
         print(f"  compressor {z['compressor']}: {z['compress_ns']} ns a full compression pass, {z['decompress_ns']} ns "
               f"decompression, less below {z['full_cost_bytes']} compressed bytes (for [zswap]/[zram] using {z['compressor']})")
+    r = preset["measured"].get("reclaim")
+    if r:
+        print(f"  reclaim: {r['host_reclaim_ns_per_page']:.0f} ns per page reclaimed (simulator's defaults "
+              f"{r['sim_default_reclaim_ns_per_page']:.0f} ns): reclaim costs x{r['factor']:.2f}")
     print(f"  use it with: --set swap.0.device=\"calibrated:{args.name}\"")
     return 0
 
