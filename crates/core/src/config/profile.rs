@@ -48,6 +48,15 @@ pub fn reclaim_stats_ratelimited(profile: &str) -> bool {
     }
 }
 
+/// Does an arm64 kernel of `profile` batch reclaim's TLB flushes? arm64 selects
+/// `ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH` since 6.5 (Barry Song, Yicong Yang, "arm64: support
+/// batched/deferred tlb shootdown during page reclamation/migration"); before it every PTE
+/// reclaim clears is flushed and waited for at once (reclaim/tlb_flush.rs). "6.x" is the
+/// newest era.
+pub fn arm64_batched_unmap_flush(profile: &str) -> bool {
+    Profile::parse(profile) == Some(Profile::V6) && profile.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()).is_none_or(|minor| minor >= 5)
+}
+
 impl Profile {
     pub fn parse(s: &str) -> Option<Profile> {
         Some(match s {

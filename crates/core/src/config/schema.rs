@@ -149,6 +149,22 @@ pub struct Machine {
     /// Device preset backing file-backed mappings.
     #[serde(default = "default_file_device")]
     pub file_device: String,
+    /// The CPU architecture, for what differs in the kernel's memory management: how reclaim
+    /// flushes other CPUs' TLBs after an unmap (reclaim/tlb_flush.rs). Default x86_64.
+    #[serde(default)]
+    pub arch: Arch,
+}
+
+/// `machine.arch`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Arch {
+    /// TLB shootdown by IPI to each CPU running the mm (`flush_tlb_multi`).
+    #[default]
+    #[serde(rename = "x86_64")]
+    X86_64,
+    /// TLB invalidation broadcast by the hardware (`TLBI ...IS` then `DSB ISH`), no IPI.
+    #[serde(rename = "arm64")]
+    Arm64,
 }
 
 fn default_profile() -> String {
@@ -367,6 +383,15 @@ pub struct Costs {
     /// the interrupted program was using. Estimate, from the same sources as
     /// `tlb_shootdown_ns` (the target's part of the round trip): 1.5 us.
     pub tlb_ipi_receive_ns: u64,
+    /// arm64: one `DSB ISH` wait for broadcast TLB invalidations (`TLBI VALE1IS`) to complete
+    /// on every CPU (reclaim/tlb_flush.rs), per cleared PTE before 6.5 (`ptep_clear_flush`),
+    /// per batch after. Source: the 6.5 batching commit (Barry Song, "arm64: support
+    /// batched/deferred tlb shootdown during page reclamation/migration") profiles a program
+    /// that swaps 1 MiB out and in 10,000 times (2.56 M pages unmapped) on an 8-core
+    /// Snapdragon 888 with zram: `ptep_clear_flush` 5.36% of a 14.55 s run, "95% ... used by
+    /// the final dsb()", i.e. ~300 ns per page (the run was 0.89 s shorter with batching,
+    /// ~350 ns per page): 300 ns.
+    pub tlb_broadcast_flush_ns: u64,
     /// Reclaim: freeing one page (remove from the cache, shadow store, free).
     pub free_page_ns: u64,
     /// Allocating one swap slot.
@@ -433,6 +458,7 @@ impl Default for Costs {
             tlb_shootdown_ns: 2_000,
             tlb_shootdown_per_cpu_ns: 100,
             tlb_ipi_receive_ns: 1_500,
+            tlb_broadcast_flush_ns: 300,
             free_page_ns: 100,
             swap_alloc_ns: 100,
             alloc_page_ns: 100,

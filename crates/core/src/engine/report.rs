@@ -161,6 +161,7 @@ impl Sim {
                 tlb_ipis: self.reclaim.tlb.stats.ipis,
                 tlb_shootdown_initiator_s: self.reclaim.tlb.stats.initiator_ns as f64 / 1e9,
                 tlb_ipi_receive_s: self.reclaim.tlb.stats.receiver_ns as f64 / 1e9,
+                tlb_broadcast_waits: self.reclaim.tlb.stats.broadcast_waits,
             },
             store: (self.swap.store.name() != "none").then(|| StoreResult {
                 name: self.swap.store.name(),

@@ -8,9 +8,9 @@
 //! `wait`). A process of one thread is seen by one CPU at a time; a process of 36 threads
 //! (memcached `-t 36`, config `threads`) by up to 36, and each flush interrupts all of them.
 //!
-//! Per era (x86; the model's eras):
-//! * 4.3+ (the 4.14 and 6.x profiles; Mel Gorman, "mm: send one IPI per CPU to TLB flush all
-//!   entries after unmapping pages", 4.3): `shrink_folio_list` unmaps with
+//! Per era and architecture (the model's eras; `machine.arch`):
+//! * x86, 4.3+ (the 4.14 and 6.x profiles; Mel Gorman, "mm: send one IPI per CPU to TLB flush
+//!   all entries after unmapping pages", 4.3): `shrink_folio_list` unmaps with
 //!   `TTU_BATCH_FLUSH`. `should_defer_flush` defers when another CPU is in the mm's cpumask;
 //!   `set_tlb_ubc_flush_pending` ORs that cpumask into the reclaimer's `tlbflush_unmap_batch`
 //!   and notes `writable` when the cleared PTE was dirty. The batch is flushed by
@@ -19,16 +19,33 @@
 //!   `try_to_unmap_flush` at the end of `shrink_folio_list`, before the folios are freed: one
 //!   IPI per CPU per batch, however many pages. So how many pages a batch reclaims sets how
 //!   many flushes a reclaimed page costs: the classic LRU's batches of 32 isolated pages
-//!   reclaim few when most are referenced; MGLRU's reclaim most of theirs.
-//! * before 4.3 (the 2.6.28 and 3.14 profiles): `ptep_clear_flush` flushes at once, the IPIs
-//!   sent while the PTE lock is held. The model flushes once per folio unmapped (a folio
+//!   reclaim few when most are referenced; MGLRU's reclaim most of theirs. A batch whose
+//!   folios all had dirty PTEs (anonymous memory written since it was last swapped in)
+//!   flushes before every write-out, once per page, in 5.17 as in 6.x (mm/vmscan.c calls
+//!   `try_to_unmap_flush_dirty` right before `pageout`).
+//! * x86 before 4.3 (the 2.6.28 and 3.14 profiles): `ptep_clear_flush` flushes at once, the
+//!   IPIs sent while the PTE lock is held. The model flushes once per folio unmapped (a folio
 //!   mapped in several mms would flush once per mm in the kernel).
+//! * arm64 before 6.5 (the posting of seed 004's client profile ran 5.17 on a Snapdragon
+//!   7c): no `ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH`, so `should_defer_flush` is false and
+//!   `try_to_unmap_one` clears every PTE with `ptep_clear_flush` → `flush_tlb_page`:
+//!   `TLBI VALE1IS`, which the hardware broadcasts to every CPU of the inner-shareable domain
+//!   (no IPI, no handler on the other CPUs), then `DSB ISH`, the wait until all have done it
+//!   (arch/arm64/include/asm/tlbflush.h). One wait per PTE cleared, whether or not the mm
+//!   runs anywhere else: the posted 5.17-rc2 kswapd profile has `ptep_clear_flush` (1.65%)
+//!   and no IPI function.
+//! * arm64 6.5+ (Barry Song, Yicong Yang, "arm64: support batched/deferred tlb shootdown
+//!   during page reclamation/migration"): `arch_tlbbatch_should_defer` is true, each cleared
+//!   PTE only issues its TLBI (`arch_tlbbatch_add_pending`, its cost is in `unmap_ns`) and
+//!   `arch_tlbbatch_flush` is one `DSB ISH` for the batch, at the same two points as x86's.
 //!
 //! Not a flush: clearing the accessed bit. x86's `ptep_clear_flush_young` only clears the bit
 //! since 3.18 ("clearing the accessed bit without a TLB flush doesn't cause data
 //! corruption", arch/x86/mm/pgtable.c), so `folio_referenced` sends no IPI in 4.14 and 6.x,
 //! nor does MGLRU's page-table walk or look-around (`ptep_test_and_clear_young`). Before 3.18
 //! it flushed when the bit was set; the model does not charge that for 2.6.28 and 3.14.
+//! arm64's `ptep_clear_flush_young` issues a young entry's TLBI without the `DSB`
+//! (`flush_tlb_page_nosync`): no wait, not charged.
 //!
 //! Which CPUs: those whose running task is in the mm when the PTE is cleared, less the
 //! reclaimer's own (its local flush is part of `unmap_ns`); an idle CPU is in lazy TLB mode
@@ -39,21 +56,56 @@
 //! `tlb_shootdown_ns` per flush that interrupts anyone, plus `tlb_shootdown_per_cpu_ns` per
 //! CPU interrupted, in its `tlb_shootdown` category; each interrupted CPU's running task
 //! pays `tlb_ipi_receive_ns` on its clock (the handler runs in its time, as interrupts do).
-//! Counted in `TlbFlushStats` and `summary.tlb_*`.
+//! On arm64 the reclaimer pays `tlb_broadcast_flush_ns` per `DSB ISH` wait, in the same
+//! category, and no other CPU's task pays anything. Counted in `TlbFlushStats` and
+//! `summary.tlb_*`.
 //!
 //! Not modelled: the page-table lock held across the flush before 4.3, lazy-TLB CPUs that
 //! still receive an IPI when page tables are freed, PCID's deferred flushes of inactive mms
 //! (4.14+ x86 with PCID invalidates an mm another CPU ran earlier when it switches back).
 
-use crate::config::Profile;
+use crate::config::{arm64_batched_unmap_flush, Arch, Profile, Resolved};
 use crate::engine::{Sim, TaskKind};
 use crate::stats::{CpuCategory, CpuCost};
 
-/// Flushes that interrupted other CPUs, the IPIs sent, and the CPU time on each side.
+/// How the kernel of this machine flushes other CPUs' TLBs after reclaim clears PTEs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FlushMode {
+    /// x86 4.3+: IPIs to the batch's CPUs at `try_to_unmap_flush(_dirty)`.
+    #[default]
+    X86Batched,
+    /// x86 before 4.3: IPIs right after each folio's unmap.
+    X86Immediate,
+    /// arm64 before 6.5: a broadcast TLBI and its `DSB ISH` wait per PTE cleared.
+    Arm64Immediate,
+    /// arm64 6.5+: a TLBI per PTE cleared, one `DSB ISH` wait per batch flush.
+    Arm64Batched,
+}
+
+impl FlushMode {
+    pub fn of(cfg: &Resolved) -> FlushMode {
+        let profile = &cfg.config.kernel.profile;
+        match cfg.config.machine.arch {
+            Arch::X86_64 if Profile::parse(profile).is_some_and(|p| p >= Profile::V4_14) => FlushMode::X86Batched,
+            Arch::X86_64 => FlushMode::X86Immediate,
+            Arch::Arm64 if arm64_batched_unmap_flush(profile) => FlushMode::Arm64Batched,
+            Arch::Arm64 => FlushMode::Arm64Immediate,
+        }
+    }
+
+    fn batched(self) -> bool {
+        matches!(self, FlushMode::X86Batched | FlushMode::Arm64Batched)
+    }
+}
+
+/// Flushes that interrupted other CPUs, the IPIs sent, arm64's broadcast waits, and the CPU
+/// time on each side.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TlbFlushStats {
     pub shootdowns: u64,
     pub ipis: u64,
+    /// arm64: `DSB ISH` waits for broadcast TLB invalidations.
+    pub broadcast_waits: u64,
     /// Reclaimers' time sending IPIs and waiting for the acks (the `tlb_shootdown` category).
     pub initiator_ns: u64,
     /// Time taken from the interrupted CPUs' tasks.
@@ -65,8 +117,11 @@ pub struct TlbFlushStats {
 /// every reclaimer in turn; each pass flushes what it left before it ends.
 #[derive(Debug, Default)]
 pub struct TlbBatch {
-    /// `arch_tlbflush_unmap_batch.cpumask`, one flag per CPU.
+    pub mode: FlushMode,
+    /// `arch_tlbflush_unmap_batch.cpumask`, one flag per CPU (x86).
     cpus: Vec<bool>,
+    /// arm64: PTEs whose broadcast TLBI has not been waited for.
+    tlbis: u64,
     pending: bool,
     /// `tlb_ubc->writable`.
     writable: bool,
@@ -74,6 +129,17 @@ pub struct TlbBatch {
 }
 
 impl TlbBatch {
+    pub fn new(mode: FlushMode) -> TlbBatch {
+        TlbBatch { mode, ..Default::default() }
+    }
+
+    /// arm64: a cleared PTE's TLBI, broadcast by the hardware to every CPU.
+    fn add_broadcast(&mut self, dirty: bool) {
+        self.tlbis += 1;
+        self.pending = true;
+        self.writable |= dirty;
+    }
+
     fn add(&mut self, ncpu: usize, cpus: impl Iterator<Item = usize>, dirty: bool) {
         self.cpus.resize(ncpu.max(self.cpus.len()), false);
         for c in cpus {
@@ -90,6 +156,7 @@ impl TlbBatch {
         }
         self.pending = false;
         self.writable = false;
+        self.tlbis = 0;
         let out = self.cpus.iter().enumerate().filter(|(_, &on)| on).map(|(c, _)| c).collect();
         self.cpus.iter_mut().for_each(|on| *on = false);
         out
@@ -101,6 +168,10 @@ impl Sim {
     /// bit was set): the CPUs that may cache it join the reclaimer's batch
     /// (`set_tlb_ubc_flush_pending`); with none, the local flush in `unmap_ns` is all.
     pub(crate) fn tlb_flush_pending(&mut self, task: u32, dirty: bool) {
+        if matches!(self.reclaim.tlb.mode, FlushMode::Arm64Batched | FlushMode::Arm64Immediate) {
+            self.reclaim.tlb.add_broadcast(dirty);
+            return;
+        }
         let mm = self.tasks[task as usize].mm;
         let own = self.mem.cpu;
         let Sim { sched, tasks, reclaim, .. } = self;
@@ -113,10 +184,11 @@ impl Sim {
         reclaim.tlb.add(sched.cpus.len(), running_mm, dirty);
     }
 
-    /// Before 4.3 `try_to_unmap_one` flushed each cleared PTE at once (`ptep_clear_flush`);
-    /// 4.3+ leaves it to the batch's flush. Called after a folio is unmapped.
+    /// Without batching (x86 before 4.3, arm64 before 6.5) `try_to_unmap_one` flushed each
+    /// cleared PTE at once (`ptep_clear_flush`); with it the batch's flush does. Called after
+    /// a folio is unmapped.
     pub(crate) fn try_to_unmap_flush_unless_batched(&mut self, cost: &mut CpuCost) {
-        if self.profile < Profile::V4_14 {
+        if !self.reclaim.tlb.mode.batched() {
             self.try_to_unmap_flush(cost);
         }
     }
@@ -132,6 +204,10 @@ impl Sim {
     /// `try_to_unmap_flush` → `arch_tlbbatch_flush`: one IPI to each CPU of the batch, the
     /// reclaimer waiting for all; each interrupted CPU's task loses `tlb_ipi_receive_ns`.
     pub(crate) fn try_to_unmap_flush(&mut self, cost: &mut CpuCost) {
+        if matches!(self.reclaim.tlb.mode, FlushMode::Arm64Batched | FlushMode::Arm64Immediate) {
+            self.tlb_broadcast_wait(cost);
+            return;
+        }
         // A CPU gone idle since is in lazy TLB mode: no IPI (`tlb_is_not_lazy`).
         let targets: Vec<u32> = self.reclaim.tlb.take().into_iter().filter_map(|c| self.sched.cpus[c]).collect();
         if targets.is_empty() {
@@ -148,6 +224,21 @@ impl Sim {
         stats.ipis += targets.len() as u64;
         stats.initiator_ns += initiator;
         stats.receiver_ns += targets.len() as u64 * receive;
+    }
+
+    /// arm64: `DSB ISH` after the pending TLBIs, one per PTE without batching (each
+    /// `flush_tlb_page`), one for the whole batch with it (`arch_tlbbatch_flush`).
+    fn tlb_broadcast_wait(&mut self, cost: &mut CpuCost) {
+        let tlb = &mut self.reclaim.tlb;
+        if !tlb.pending {
+            return;
+        }
+        let waits = if tlb.mode.batched() { 1 } else { tlb.tlbis };
+        tlb.take();
+        let ns = waits * self.costs.tlb_broadcast_flush_ns;
+        cost.charge(CpuCategory::TlbShootdown, ns);
+        tlb.stats.broadcast_waits += waits;
+        tlb.stats.initiator_ns += ns;
     }
 }
 

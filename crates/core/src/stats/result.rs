@@ -177,6 +177,9 @@ pub struct Summary {
     pub tlb_ipis: u64,
     pub tlb_shootdown_initiator_s: f64,
     pub tlb_ipi_receive_s: f64,
+    /// arm64 (`machine.arch`): the reclaimers' waits for broadcast TLB invalidations, which
+    /// interrupt no CPU; their time is in `tlb_shootdown_initiator_s`.
+    pub tlb_broadcast_waits: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
