@@ -157,3 +157,19 @@ fn the_guest_tick_phase_of_each_run_moves_2_6_32_naps_and_the_seed_repeats_it() 
     let b = run_checked(&modern, &["seed=2"]);
     assert_eq!(a.elapsed_ns, b.elapsed_ns);
 }
+
+/// 2.6.32 kswapd is a nice-0 CFS task that switches only at its `cond_resched` points: once
+/// it has run its slice while the program it preempted waits (at the program's return to user
+/// mode, outside any fault, so the swap token does not protect its pages), the tick's
+/// `check_preempt_tick` ends its turn at the next SWAP_CLUSTER_MAX round. Before, a pass ran
+/// to the next event, and a priority-0 pass held the CPU for hundreds of milliseconds.
+#[test]
+fn a_2_6_32_kswapd_pass_gives_the_cpu_back_at_its_slice_end_to_a_waiting_task() {
+    let text = include_str!("../../../experiments/workloads/fill-verify.toml");
+    let (sim, res) = run_resolved(&load(text, &[]));
+    let longest = sim.reclaim.kswapd.longest_step_with_waiter_ns;
+    // The model's slice (3 ms) plus one round of 32 pages per list (well under 1 ms).
+    assert!(longest > 0, "kswapd never ran while the program waited");
+    assert!(longest < 4_000_000, "kswapd ran {longest} ns in one step while the program waited");
+    assert_eq!(res.tasks[0].verify_errors, 0);
+}

@@ -21,8 +21,9 @@
 //!
 //! 2.6.32 (seed 002's guest, `era_2_6_32`): a zone pass is not one step. kswapd's
 //! `cond_resched` in `shrink_page_list` lets a task whose sleep ended preempt it (CFS wake-up
-//! preemption), so a pass stops after the SWAP_CLUSTER_MAX round in which kswapd's clock passes
-//! the next event (`ScanControl::yield_at`), keeps what it had left to scan and finishes in the
+//! preemption), and the end of its slice with another task waiting (`check_preempt_tick`), so
+//! a pass stops after the SWAP_CLUSTER_MAX round in which kswapd's clock passes the next event
+//! or that slice end (`kswapd_yield_at`), keeps what it had left to scan and finishes in the
 //! next step. What depends on it: the swap token that the priority-0 round drops is taken back
 //! by the program at its first swap-in after its nap, and the rest of the pass finds the
 //! program's pages referenced again whenever the program is inside a fault (docs/model.md
@@ -64,6 +65,8 @@ pub struct KswapdState {
     pub pass_yields: u64,
     pub resumed_with_token: u64,
     pub reclaimed_resumed_with_token: u64,
+    /// 2.6.32: the longest step kswapd ran while another task waited for the CPU.
+    pub longest_step_with_waiter_ns: u64,
 }
 
 /// The kswapd kernel thread of the one node.
@@ -211,13 +214,14 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     sc.priority = sim.reclaim.kswapd.priority;
     sc.start_clock = sim.tasks[tid as usize].clock;
     if crate::config::era_2_6_32(&sim.cfg.config.kernel.profile) {
-        sc.yield_at = Some(sim.events.peek_time());
+        sc.yield_at = Some(kswapd_yield_at(sim, tid));
     }
     if sc.priority == 0 && !resumed {
         // "The swap token gets in the way of swapout...": once, where the priority-0 round
         // begins; a holder that ran in between has taken it back at its next swap-in.
         sim.disable_swap_token();
     }
+    let waiter = !sim.sched.runq.is_empty();
     let token_back = resumed && sim.swap.token.as_ref().is_some_and(|t| t.holder().is_some());
     let unreclaimable = !resumed && sim.reclaim.all_unreclaimable && sc.priority != DEF_PRIORITY;
     if !unreclaimable {
@@ -233,6 +237,9 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     sim.stats.kswapd_cpu.add(&sc.cost);
     sim.tasks[tid as usize].clock += sc.cost.total().max(1);
     let ks = &mut sim.reclaim.kswapd;
+    if waiter {
+        ks.longest_step_with_waiter_ns = ks.longest_step_with_waiter_ns.max(sc.cost.total());
+    }
     ks.reclaimed += sc.nr_reclaimed;
     ks.total_scanned += sc.nr_scanned;
     if token_back {
@@ -265,6 +272,22 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
         return KthreadStep::SleepUntil(now + sim.nap_ns(now, sim.hz_div_10_ns()));
     }
     KthreadStep::Continue
+}
+
+/// Where a 2.6.32 kswapd pass gives up the CPU (§3.4; kswapd is not preemptible inside
+/// reclaim, it switches at the `cond_resched` of every page in `shrink_page_list` and
+/// `shrink_active_list`): at the next event (a sleeper waking preempts it, CFS wake-up
+/// preemption) or, while another task waits for the CPU, at the end of kswapd's slice
+/// (`check_preempt_tick` sets need_resched once it has run its share). Without the second, a
+/// priority-0 pass ran for hundreds of milliseconds while the program it had preempted at
+/// its return to user mode waited, outside any fault, its pages unprotected by the swap token.
+fn kswapd_yield_at(sim: &Sim, tid: u32) -> u64 {
+    let next_event = sim.events.peek_time();
+    if sim.sched.runq.is_empty() {
+        next_event
+    } else {
+        next_event.min(sim.tasks[tid as usize].slice_end)
+    }
 }
 
 impl Sim {

@@ -174,7 +174,8 @@ pub struct ScanControl {
     /// it once the policy's pass has returned.
     pub oom: bool,
     /// 2.6.32 kswapd (`kswapd.rs`, "preempted at cond_resched"): the time at which something
-    /// else happens on the machine (the next event). A pass whose clock reaches it stops at
+    /// else happens on the machine (the next event), or kswapd's slice ends while another
+    /// task waits for the CPU (`kswapd_yield_at`). A pass whose clock reaches it stops at
     /// the end of its current SWAP_CLUSTER_MAX round and leaves the rest for kswapd's next
     /// step, as kswapd's `cond_resched` in `shrink_page_list` lets a woken task run.
     pub yield_at: Option<u64>,
