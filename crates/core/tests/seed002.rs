@@ -173,3 +173,26 @@ fn a_2_6_32_kswapd_pass_gives_the_cpu_back_at_its_slice_end_to_a_waiting_task() 
     assert!(longest < 4_000_000, "kswapd ran {longest} ns in one step while the program waited");
     assert_eq!(res.tasks[0].verify_errors, 0);
 }
+
+/// Seed 002's guest is Xen PV (`machine.xen_pv`): Xen keeps its page tables read-only, so
+/// kswapd's unmap of another mm's page pays two trapped PTE writes (`ptep_get_and_clear`, the
+/// swap entry's `xen_set_pte`) and a TLB-flush hypercall, a young PTE's clearing a trapped
+/// write and a flush, and every fault an `update_va_mapping` hypercall. On bare metal none.
+#[test]
+fn a_xen_pv_guest_pays_trapped_pte_writes_and_hypercalls_in_reclaim_and_faults() {
+    use swaplab_core::stats::CpuCategory;
+    let text = fill_verify("2.6.32", "ramdisk");
+    let per_page = |res: &swaplab_core::stats::result::SimResult| res.kswapd_cpu_by_category.get(CpuCategory::Unmap) as f64 / v(res, "pgsteal_kswapd") as f64;
+    let bare = run_checked(&text, &[]);
+    let xen = run_checked(&text, &["machine.xen_pv=true"]);
+    let costs = swaplab_core::config::Costs::default();
+    let xen_extra = (2 * costs.xen_pte_trap_ns + costs.xen_hypercall_ns) as f64;
+    // Per page kswapd reclaimed (some were unmapped already: swap-cache readahead pages).
+    assert!(per_page(&bare) <= costs.unmap_ns as f64, "bare metal: {} ns per page", per_page(&bare));
+    let ratio = per_page(&xen) / per_page(&bare);
+    let expected = (costs.unmap_ns as f64 + xen_extra) / costs.unmap_ns as f64;
+    assert!(ratio > 0.8 * expected && ratio < 1.2 * expected, "Xen PV / bare unmap cost per page {ratio}, expected ~{expected}");
+    assert!(xen.kswapd_cpu_by_category.get(CpuCategory::RmapWalk) > bare.kswapd_cpu_by_category.get(CpuCategory::RmapWalk), "young PTEs cleared through Xen");
+    assert!(xen.summary.elapsed_s > bare.summary.elapsed_s);
+    assert_eq!(xen.tasks[0].verify_errors, 0);
+}

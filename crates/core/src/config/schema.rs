@@ -153,6 +153,13 @@ pub struct Machine {
     /// flushes other CPUs' TLBs after an unmap (reclaim/tlb_flush.rs). Default x86_64.
     #[serde(default)]
     pub arch: Arch,
+    /// The machine is a Xen paravirtualised (PV) guest: Xen keeps its page-table pages
+    /// read-only to it, so every PTE change of a fault or of reclaim is a hypercall or a write
+    /// Xen traps and emulates, and a local TLB flush is a hypercall (`costs.xen_*`, charged in
+    /// engine/fault.rs and reclaim/pageout.rs). Default false; set only where the source says
+    /// the guest was PV (seed 002: "a 2.6.32 pv_ops kernel (PV, not in a VMX container)").
+    #[serde(default)]
+    pub xen_pv: bool,
 }
 
 /// `machine.arch`.
@@ -439,6 +446,24 @@ pub struct Costs {
     /// frequency specification) — the only E5 v3 with 72 threads in two sockets, seed 000's
     /// machine. The peak: HPL's efficiency below it is not modelled.
     pub cpu_flops_per_us: u64,
+    /// Xen PV (`machine.xen_pv`): a hypercall that changes one PTE or flushes one TLB entry —
+    /// `HYPERVISOR_update_va_mapping` in `xen_set_pte_at` when the PTE is the current mm's
+    /// (every fault that maps a page), `MMUEXT_INVLPG_LOCAL` in `xen_flush_tlb_single` (the
+    /// flush after clearing a PTE in reclaim); 2.6.32 arch/x86/xen/mmu.c. Outside lazy-MMU
+    /// mode (faults and reclaim do not enter it) each is issued alone, not batched. Estimate,
+    /// no published per-call figure found for 2010 hardware: a ring transition into Xen and
+    /// back plus its validation of the new entry, a few hundred ns to a microsecond: 500 ns.
+    pub xen_hypercall_ns: u64,
+    /// Xen PV: a PTE write the guest makes directly to a pinned (read-only) page-table page,
+    /// which faults into Xen, which decodes, validates and emulates it (writable page tables,
+    /// "trap-and-emulate"): 2.6.32's `xen_set_pte` writes the entry directly (a PTE of
+    /// another mm: reclaim's swap entry set by kswapd), and the PTE atomics reclaim uses
+    /// (`ptep_get_and_clear` in `try_to_unmap_one`, `ptep_test_and_clear_young` in
+    /// `page_referenced_one`) are native instructions on the entry. Jeremy Fitzhardinge's
+    /// ptep_modify_prot commit (2.6.26) calls two such faults "expensive" against one batched
+    /// hypercall. Estimate: a guest page fault bounced into Xen plus instruction emulation and
+    /// validation, several hypercalls' worth: 2 us.
+    pub xen_pte_trap_ns: u64,
 }
 
 impl Default for Costs {
@@ -471,6 +496,8 @@ impl Default for Costs {
             pt_walk_pte_ns: 2,
             bloom_test_ns: 5,
             kv_request_ns: 3_000,
+            xen_hypercall_ns: 500,
+            xen_pte_trap_ns: 2_000,
             cpu_flops_per_us: 15_200,
         }
     }

@@ -55,6 +55,11 @@ impl Sim {
     fn count_fault(&mut self, tid: u32, major: bool) {
         self.stats.vm.pgfault += 1;
         let t = &mut self.tasks[tid as usize];
+        if self.cfg.config.machine.xen_pv {
+            // The fault's set_pte_at of the current mm: HYPERVISOR_update_va_mapping
+            // (2.6.32 xen_set_pte_at), one hypercall per page mapped.
+            t.clock += self.costs.xen_hypercall_ns;
+        }
         if major {
             self.stats.vm.pgmajfault += 1;
             t.major_faults += 1;

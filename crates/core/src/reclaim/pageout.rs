@@ -34,6 +34,9 @@ pub struct Referenced {
     pub ptes: u32,
     pub walks: u32,
     pub exec: bool,
+    /// PTEs found young and cleared (`ptep_clear_flush_young`: an atomic write to the entry
+    /// and a flush of its TLB entry; an old entry is only read).
+    pub young: u32,
 }
 
 /// What `shrink_folio_list` did with a batch.
@@ -140,8 +143,8 @@ impl Sim {
                 self.check_references_lru_gen(gen, f, &mut batch.cost)
             }
             None => {
-                let (v, walks) = self.check_references(f);
-                batch.cost.charge(Cat::RmapWalk, walks as u64 * self.costs.rmap_walk_ns);
+                let (v, walks, young) = self.check_references(f);
+                batch.cost.charge(Cat::RmapWalk, walks as u64 * self.costs.rmap_walk_ns + self.xen_clear_young_ns(young));
                 v
             }
         };
@@ -158,9 +161,9 @@ impl Sim {
         if self.folio_mapped(f) {
             // One page_vma_mapped_walk per VMA visited, one PTE clear and local flush per
             // mapping; other CPUs' TLBs are flushed per batch (4.3+) or at once (tlb_flush.rs).
-            let (visits, unmapped) = self.try_to_unmap(f);
+            let (visits, unmapped, own) = self.try_to_unmap(f);
             batch.cost.charge(Cat::RmapWalk, visits as u64 * self.costs.rmap_walk_ns);
-            batch.cost.charge(Cat::Unmap, unmapped as u64 * self.costs.unmap_ns);
+            batch.cost.charge(Cat::Unmap, unmapped as u64 * self.costs.unmap_ns + self.xen_unmap_ns(unmapped, own));
             self.try_to_unmap_flush_unless_batched(&mut batch.cost);
         }
         if self.mem.frames[f as usize].owner_kind() == Owner::Shmem {
@@ -255,8 +258,8 @@ impl Sim {
         if pages.iter().any(|&p| self.mem.frames[p as usize].has(PG_LOCKED | PG_WRITEBACK | PG_DIRTY)) {
             return Verdict::Keep;
         }
-        let (verdict, walks) = self.check_references(head);
-        batch.cost.charge(Cat::RmapWalk, walks as u64 * self.costs.rmap_walk_ns);
+        let (verdict, walks, young) = self.check_references(head);
+        batch.cost.charge(Cat::RmapWalk, walks as u64 * self.costs.rmap_walk_ns + self.xen_clear_young_ns(young));
         let referenced = self.mem.frames[head as usize].flags & PG_REFERENCED;
         for &p in &pages[1..] {
             let fr = &mut self.mem.frames[p as usize];
@@ -267,14 +270,17 @@ impl Sim {
         }
         if pages.iter().any(|&p| self.folio_mapped(p)) {
             // One walk for the whole folio: each VMA it visits is visited once.
-            let mut visits = 0;
+            let (mut visits, mut unmapped, mut own) = (0, 0, 0);
             for &p in pages {
                 if self.folio_mapped(p) {
-                    visits = visits.max(self.try_to_unmap(p).0);
+                    let (v, u, o) = self.try_to_unmap(p);
+                    visits = visits.max(v);
+                    unmapped += u;
+                    own += o;
                 }
             }
             batch.cost.charge(Cat::RmapWalk, visits as u64 * self.costs.rmap_walk_ns);
-            batch.cost.charge(Cat::Unmap, self.costs.unmap_ns);
+            batch.cost.charge(Cat::Unmap, self.costs.unmap_ns + self.xen_unmap_ns(unmapped, own));
             self.try_to_unmap_flush_unless_batched(&mut batch.cost);
         }
         if self.mem.frames[head as usize].folio_order() == 0 || self.folio_held_elsewhere(head) {
@@ -370,8 +376,14 @@ impl Sim {
     ///   5.9, when anon joins the two-touch rule. 3.3+ activates an executable file page
     ///   (VM_EXEC) on its first reference ("vmscan: activate executable pages after first
     ///   usage").
-    fn check_references(&mut self, f: u32) -> (Verdict, u32) {
+    fn check_references(&mut self, f: u32) -> (Verdict, u32, u32) {
         let r = self.folio_referenced(f);
+        let (verdict, walks) = self.references_verdict(f, &r);
+        (verdict, walks, r.young)
+    }
+
+    /// `check_references`'s decision for folio `f` with references `r` (see there).
+    fn references_verdict(&mut self, f: u32, r: &Referenced) -> (Verdict, u32) {
         let in_use = self.page_mapping_inuse(f);
         let fr = &mut self.mem.frames[f as usize];
         let had_ref = fr.flags & PG_REFERENCED != 0;
@@ -472,6 +484,7 @@ impl Sim {
                     let pte = &mut vma.ptes[fr.index as usize];
                     let young = *pte & PTE_ACCESSED != 0;
                     *pte &= !PTE_ACCESSED;
+                    r.young += young as u32;
                     if young || token {
                         r.ptes += 1;
                         r.exec |= vma.exec;
@@ -498,6 +511,7 @@ impl Sim {
                         let Some(pte) = vma.ptes.get_mut(i) else { break };
                         if *pte & PTE_PRESENT != 0 && pte_frame(*pte) == page && *pte & PTE_ACCESSED != 0 {
                             *pte &= !PTE_ACCESSED;
+                            r.young += 1;
                             young = true;
                         }
                     }
@@ -512,6 +526,29 @@ impl Sim {
         }
     }
 
+    /// Xen PV (`machine.xen_pv`): what clearing `young` accessed bits adds —
+    /// `ptep_clear_flush_young` writes the entry (trapped and emulated) and flushes its TLB
+    /// entry (a hypercall). Zero on bare metal.
+    pub(crate) fn xen_clear_young_ns(&self, young: u32) -> u64 {
+        if !self.cfg.config.machine.xen_pv {
+            return 0;
+        }
+        young as u64 * (self.costs.xen_pte_trap_ns + self.costs.xen_hypercall_ns)
+    }
+
+    /// Xen PV: what removing `unmapped` mappings adds, `own` of them in the reclaimer's own
+    /// mm (2.6.32 `try_to_unmap_one`): `ptep_clear_flush`'s `ptep_get_and_clear` (a trapped
+    /// write) and `flush_tlb_page` (a hypercall), then `set_pte_at` of the swap entry —
+    /// `HYPERVISOR_update_va_mapping` for the current mm, a trapped direct write
+    /// (`xen_set_pte`) for another, as kswapd's always are. Zero on bare metal.
+    fn xen_unmap_ns(&self, unmapped: u32, own: u32) -> u64 {
+        if !self.cfg.config.machine.xen_pv {
+            return 0;
+        }
+        let (trap, call) = (self.costs.xen_pte_trap_ns, self.costs.xen_hypercall_ns);
+        unmapped as u64 * (trap + call) + own as u64 * call + (unmapped - own) as u64 * trap
+    }
+
     /// `page_referenced_one`'s swap-token rule (`swap/token.rs`): a page of the token's
     /// holder counts as referenced when reclaim runs outside the holder's context while the
     /// holder is inside a page fault (holding its mmap_sem: a fault the model retries after a
@@ -523,12 +560,13 @@ impl Sim {
 
     /// `try_to_unmap`: every PTE of the folio becomes a swap entry (anon) or none (shared);
     /// dirty bits move to the folio. Like `folio_referenced` it walks the reverse map until the
-    /// folio is mapped nowhere (`folio_not_mapped`). Returns the VMAs visited and the mappings
-    /// removed.
-    fn try_to_unmap(&mut self, f: u32) -> (u32, u32) {
+    /// folio is mapped nowhere (`folio_not_mapped`). Returns the VMAs visited, the mappings
+    /// removed, and how many of those were the reclaiming task's own (Xen PV sets their swap
+    /// entries by hypercall, another mm's by a trapped write: `xen_unmap_ns`).
+    fn try_to_unmap(&mut self, f: u32) -> (u32, u32, u32) {
         let fr = self.mem.frames[f as usize];
         let mut dirty = false;
-        let (mut visits, mut unmapped) = (0, 0);
+        let (mut visits, mut unmapped, mut own) = (0, 0, 0);
         match fr.owner_kind() {
             Owner::None => {}
             Owner::Anon => {
@@ -549,6 +587,7 @@ impl Sim {
                     self.swap.areas[dev].map[slot as usize] += 1;
                     self.tlb_flush_pending(task, pte_dirty);
                     unmapped += 1;
+                    own += (self.reclaim.current == Some(task)) as u32;
                 }
                 if dirty {
                     self.mem.frames[f as usize].flags |= PG_DIRTY;
@@ -571,6 +610,7 @@ impl Sim {
                     }
                 }
                 for (task, pte_dirty) in cleared {
+                    own += (self.reclaim.current == Some(task)) as u32;
                     self.tlb_flush_pending(task, pte_dirty);
                 }
                 if dirty {
@@ -579,7 +619,7 @@ impl Sim {
                 }
             }
         }
-        (visits, unmapped)
+        (visits, unmapped, own)
     }
 
     /// `shmem_writeout`: the inode's entry becomes the swap entry of the folio's slot; the
@@ -672,7 +712,7 @@ mod rmap_tests {
         let f = shared_folio(&sim, &heap, 3);
         assert!(sim.add_to_swap(f, 0), "a swap slot");
         let (dev, slot) = (sim.mem.frames[f as usize].swap_dev(), sim.mem.frames[f as usize].slot);
-        assert_eq!(sim.try_to_unmap(f), (4, 4), "four VMAs visited, four mappings removed");
+        assert_eq!(sim.try_to_unmap(f), (4, 4, 0), "four VMAs visited, four mappings removed");
         for &v in &heap {
             assert_eq!(sim.mem.vmas[v as usize].ptes[3], swp_entry(dev, slot), "VMA {v} holds the swap entry");
         }
@@ -741,7 +781,7 @@ mod rmap_tests {
         let (mut sim, text) = renderers_of_app();
         let f = shared_text_folio(&sim, &text, 5);
         let rss: Vec<u64> = text.iter().map(|&v| sim.mem.vmas[v as usize].rss).collect();
-        assert_eq!(sim.try_to_unmap(f), (3, 3), "three VMAs visited, three mappings removed");
+        assert_eq!(sim.try_to_unmap(f), (3, 3, 0), "three VMAs visited, three mappings removed");
         for (k, &v) in text.iter().enumerate() {
             assert_eq!(sim.mem.vmas[v as usize].ptes[5], 0, "VMA {v} no longer maps it");
             assert_eq!(sim.mem.vmas[v as usize].rss, rss[k] - 1);

@@ -266,6 +266,7 @@ impl ClassicLru {
         let mut rotated = 0u64;
         let mut exec_kept = 0u64;
         let mut walks = 0u64;
+        let mut young = 0u32;
         let mut folio = Vec::new();
         while taken < n {
             folio.clear();
@@ -276,6 +277,7 @@ impl ClassicLru {
             taken += nr;
             let r = sim.folio_referenced(folio[0]);
             walks += r.walks as u64;
+            young += r.young;
             if r.ptes > 0 {
                 rotated += nr; // pre-5.8 recent_rotated counts every referenced page
                 if r.exec && !anon && self.exec_stays_active {
@@ -309,7 +311,7 @@ impl ClassicLru {
         // move_folios_to_lru of both lists (§3.9).
         sim.lru_lock_in_reclaim(sc, taken);
         sc.cost.charge(CpuCategory::LruOps, taken * sim.costs.scan_page_ns);
-        sc.cost.charge(CpuCategory::RmapWalk, walks * sim.costs.rmap_walk_ns);
+        sc.cost.charge(CpuCategory::RmapWalk, walks * sim.costs.rmap_walk_ns + sim.xen_clear_young_ns(young));
         if taken > 0 {
             sim.lru_lock_in_reclaim(sc, taken);
         }
