@@ -193,6 +193,25 @@ impl ClassicLru {
         run.len() as u64
     }
 
+    /// Pre-5.8 `update_page_reclaim_stat` outside reclaim: a page entering an LRU list
+    /// (`____pagevec_lru_add` / `__pagevec_lru_add_fn`) counts as scanned, and as rotated too
+    /// when it enters an active list; `activate_page` counts both. Linus's "consider the act
+    /// of adding a new page to the LRU to be a scan event" (9ff473b9a7 "vmscan: evict
+    /// streaming IO first", Nov 2008, the "+stream" of seed 001's three kernels;
+    /// `activate_page` counted since the 2.6.28 split LRU): a stream of new page cache
+    /// pages tips `get_scan_ratio` toward the file lists, and new anonymous pages, added
+    /// active, are neutral. 5.8's "mm: remove use-once cache bias from LRU balancing"
+    /// (896b7290f99e) removed both with the cost model (§3.7 history, §3.12).
+    fn note_lru_add(&mut self, anon: bool, active: bool, n: u64) {
+        if self.profile >= Profile::V6 {
+            return;
+        }
+        self.recent_scanned[!anon as usize] += n;
+        if active {
+            self.recent_rotated[!anon as usize] += n;
+        }
+    }
+
     /// `workingset_age_nonresident`.
     fn age_nonresident(&mut self, n: u64) {
         self.nonresident_age += n;
@@ -212,8 +231,9 @@ impl LruPolicy for ClassicLru {
     /// before 5.9, §1.8).
     fn folio_add(&mut self, frames: &mut [Frame], f: u32) {
         let fr = &frames[f as usize];
-        let l = LruList::of(fr.is_anon_type(), fr.has(PG_ACTIVE));
-        self.lists.add_head(frames, f, l);
+        let (anon, active) = (fr.is_anon_type(), fr.has(PG_ACTIVE));
+        self.lists.add_head(frames, f, LruList::of(anon, active));
+        self.note_lru_add(anon, active, 1);
     }
 
     fn folio_del(&mut self, frames: &mut [Frame], f: u32) {
@@ -243,6 +263,7 @@ impl LruPolicy for ClassicLru {
             self.lists.add_head(frames, p, LruList::of(anon, true));
         }
         vm.pgactivate += pages.len() as u64;
+        self.note_lru_add(anon, true, pages.len() as u64); // activate_page
         self.age_nonresident(pages.len() as u64); // workingset_activation
     }
 

@@ -415,11 +415,74 @@ impl ClassicLru {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reclaim::LruPolicy;
+
+    fn lru_of(profile: &str) -> ClassicLru {
+        let text = format!("name = \"t\"\n[machine]\nram = \"128MiB\"\n[kernel]\nprofile = \"{profile}\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n");
+        let cfg = crate::config::load(&text, "t.toml", &[]).expect("valid");
+        ClassicLru::new(&cfg)
+    }
 
     fn lru_2_6_28() -> ClassicLru {
-        let text = "name = \"t\"\n[machine]\nram = \"128MiB\"\n[kernel]\nprofile = \"2.6.28\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
-        let cfg = crate::config::load(text, "t.toml", &[]).expect("valid");
-        ClassicLru::new(&cfg)
+        lru_of("2.6.28")
+    }
+
+    /// `n` pages of one type entering the lists through `folio_add` (`lru_cache_add`), added
+    /// active or not; frames from `first` on.
+    fn add_pages(lru: &mut ClassicLru, frames: &mut Vec<Frame>, anon: bool, active: bool, n: usize) {
+        for _ in 0..n {
+            let mut fr = Frame::FREE;
+            fr.flags = PG_INUSE | if anon { PG_SWAPBACKED } else { 0 } | if active { PG_ACTIVE } else { 0 };
+            frames.push(fr);
+            let f = frames.len() as u32 - 1;
+            lru.folio_add(frames, f);
+        }
+    }
+
+    /// The anon share of a pass's scan (`get_scan_ratio`'s percent[0] / the fractions).
+    fn anon_share(lru: &mut ClassicLru) -> f64 {
+        let (ap, fp, _) = lru.scan_fractions();
+        ap as f64 / (ap + fp) as f64
+    }
+
+    /// Before 5.8 a page entering an LRU list counts in `recent_scanned` (and `recent_rotated`
+    /// when added active, as new anonymous pages are), "vmscan: evict streaming IO first": a
+    /// stream of new page-cache pages drives the scan toward the file lists. 6.x's cost model
+    /// does not see additions.
+    #[test]
+    fn new_page_cache_pages_tip_the_pre_5_8_scan_balance_toward_file() {
+        for profile in ["2.6.28", "3.14", "4.14"] {
+            let mut lru = lru_of(profile);
+            let mut frames = Vec::new();
+            add_pages(&mut lru, &mut frames, true, true, 1000);
+            add_pages(&mut lru, &mut frames, false, false, 1000);
+            assert_eq!(lru.recent_scanned, [1000, 1000], "{profile}: every added page counts as scanned");
+            assert_eq!(lru.recent_rotated, [1000, 0], "{profile}: pages added active count as rotated");
+            let share = anon_share(&mut lru);
+            assert!(share < 0.01, "{profile}: the anon share is {share:.3} after a stream of new file pages");
+        }
+        let mut lru = lru_of("6.x");
+        let mut frames = Vec::new();
+        add_pages(&mut lru, &mut frames, false, false, 1000);
+        assert_eq!(lru.recent_scanned, [0, 0], "6.x: additions do not enter the balance");
+        assert_eq!((lru.anon_cost, lru.file_cost), (0, 0));
+    }
+
+    /// `activate_page` (mark_page_accessed's second access) counts the page as scanned and
+    /// rotated before 5.8: a file page read twice weighs against scanning the file lists.
+    #[test]
+    fn activation_by_a_second_access_counts_as_a_rotation_before_5_8() {
+        let mut lru = lru_2_6_28();
+        let mut frames = Vec::new();
+        add_pages(&mut lru, &mut frames, false, false, 10);
+        let mut vm = crate::stats::VmStat::default();
+        for f in 0..10 {
+            lru.mark_accessed(&mut frames, f, &mut vm);
+            lru.mark_accessed(&mut frames, f, &mut vm);
+        }
+        assert_eq!(vm.pgactivate, 10);
+        assert_eq!(lru.recent_scanned, [0, 20], "10 added + 10 activated");
+        assert_eq!(lru.recent_rotated, [0, 10], "the activations rotate");
     }
 
     /// 2.6.28 shrink_zone: each pass adds `(size >> priority) + 1` to a list's nr_scan credit,
