@@ -48,6 +48,12 @@ pub struct ClassicLru {
     /// 2.6.28–2.6.30 `shrink_list` deactivates active file pages at every pass
     /// (`inactive_file_is_low` arrived in 2.6.31, so not for the "2.6.32" profile).
     file_deactivate_always: bool,
+    /// 2.6.28–2.6.32 `shrink_list`: an active list whose inactive partner is not low falls
+    /// through to `shrink_inactive_list(nr_to_scan, .., file)`, so its scan quota reclaims
+    /// from the inactive list of its type. Rik van Riel's "vmscan: do not evict inactive pages
+    /// when skipping an active list scan" (2.6.33, reported by Larry Woodman from AIM7 runs
+    /// that swapped too early) made such a quota scan nothing (§3.8).
+    active_quota_falls_through: bool,
     /// 2.6.31+ `shrink_active_list` gives referenced executable file pages another trip
     /// around the active list ("vmscan: make mapped executable pages the first class
     /// citizen"), so not for the "2.6.28" profile.
@@ -82,6 +88,7 @@ impl ClassicLru {
             nr_scan: [0; 4],
             kswapd_pass_left: None,
             file_deactivate_always: profile == Profile::V2_6_28 && !crate::config::era_2_6_32(&cfg.config.kernel.profile),
+            active_quota_falls_through: profile == Profile::V2_6_28,
             exec_stays_active: profile > Profile::V2_6_28 || crate::config::era_2_6_32(&cfg.config.kernel.profile),
             flushed: (profile >= Profile::V6).then(|| {
                 let m = &cfg.config.machine;

@@ -248,6 +248,10 @@ impl ClassicLru {
             };
             if gate {
                 self.shrink_active_list(sim, n, l, sc);
+            } else if self.active_quota_falls_through {
+                // Before 2.6.33 an active list that needs no deactivation passes its quota to
+                // `shrink_inactive_list` of its type, which reclaims from the inactive list.
+                return self.shrink_inactive_list(sim, n, LruList::of(l.is_anon(), false), sc);
             } else {
                 sc.skipped_deactivate = true;
             }
@@ -466,6 +470,28 @@ mod tests {
         add_pages(&mut lru, &mut frames, false, false, 1000);
         assert_eq!(lru.recent_scanned, [0, 0], "6.x: additions do not enter the balance");
         assert_eq!((lru.anon_cost, lru.file_cost), (0, 0));
+    }
+
+    /// The active anon list's quota of a pass when the inactive anon list is not low: before
+    /// 2.6.33 `shrink_list` falls through to `shrink_inactive_list`, which reclaims from the
+    /// inactive anon list; since then (3.14 here) that quota scans nothing.
+    #[test]
+    fn active_quota_reclaims_from_the_inactive_list_before_2_6_33() {
+        for (profile, expect) in [("2.6.28", SWAP_CLUSTER_MAX), ("3.14", 0)] {
+            let mut sim = crate::engine::test_machine(profile);
+            let mut lru = lru_of(profile);
+            for i in 0..110 {
+                let f = sim.take_frame();
+                let active = if i < 10 { PG_ACTIVE } else { 0 };
+                sim.mem.frames[f as usize].flags |= PG_SWAPBACKED | active;
+                lru.folio_add(&mut sim.mem.frames, f);
+            }
+            assert!(!lru.inactive_is_low(true), "100 inactive against 10 active is not low");
+            let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, false, 0);
+            lru.shrink_list(&mut sim, LruList::ActiveAnon, SWAP_CLUSTER_MAX, &mut sc);
+            assert_eq!(sc.nr_scanned, expect, "{profile}: inactive anon pages scanned with the active list's quota");
+            assert_eq!(lru.size(LruList::ActiveAnon), 10, "{profile}: nothing deactivated");
+        }
     }
 
     /// `activate_page` (mark_page_accessed's second access) counts the page as scanned and
