@@ -187,7 +187,11 @@ impl ClassicLru {
             match self.bailout {
                 Bailout::None => continue,
                 Bailout::Rvr => {
-                    if reclaimed > SWAP_CLUSTER_MAX && sc.priority < DEF_PRIORITY && !sc.kswapd {
+                    // `sc->nr_reclaimed`: what this direct reclaim freed since it began, across
+                    // priorities and the passes resumed after a sleep, not this pass alone (the
+                    // rvr patch moved nr_reclaimed into scan_control for this test; seed 001's
+                    // diff shows it as the context of KOSAKI's change).
+                    if sc.nr_reclaimed + reclaimed > SWAP_CLUSTER_MAX && sc.priority < DEF_PRIORITY && !sc.kswapd {
                         break;
                     }
                     continue;
@@ -492,6 +496,29 @@ mod tests {
             assert_eq!(sc.nr_scanned, expect, "{profile}: inactive anon pages scanned with the active list's quota");
             assert_eq!(lru.size(LruList::ActiveAnon), 10, "{profile}: nothing deactivated");
         }
+    }
+
+    /// Rik van Riel's bail-out tests `sc->nr_reclaimed`, everything this direct reclaim freed
+    /// so far: a reclaimer that already freed 10 pages before a sleep stops after the first
+    /// round of 32 that takes it past SWAP_CLUSTER_MAX, not after 32 more than that.
+    #[test]
+    fn rvr_bails_out_on_what_the_whole_direct_reclaim_freed() {
+        let text = "name = \"t\"\n[machine]\nram = \"64MiB\"\n[kernel]\nprofile = \"2.6.28\"\nbailout = \"rvr\"\n[[swap]]\ndevice = \"zram\"\nsize = \"64MiB\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
+        let cfg = crate::config::load(text, "t.toml", &[]).expect("valid");
+        let mut sim = crate::engine::Sim::new(&cfg);
+        let mut lru = ClassicLru::new(&cfg);
+        for _ in 0..2000 {
+            let f = sim.take_frame();
+            sim.mem.frames[f as usize].flags |= PG_SWAPBACKED;
+            lru.folio_add(&mut sim.mem.frames, f);
+        }
+        let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, false, 0);
+        sc.priority = 6;
+        sc.nr_reclaimed = 10;
+        lru.nr_scan[IA] = 1000;
+        lru.shrink_lruvec(&mut sim, &mut sc);
+        assert!(sc.nr_reclaimed > SWAP_CLUSTER_MAX, "the pass must reclaim (got {})", sc.nr_reclaimed);
+        assert_eq!(sc.nr_scanned, SWAP_CLUSTER_MAX, "one round of 32 took the call past SWAP_CLUSTER_MAX");
     }
 
     /// `activate_page` (mark_page_accessed's second access) counts the page as scanned and
