@@ -68,7 +68,7 @@ fn swap_writers_sleep_for_a_request_when_the_write_pool_is_empty_in_every_era() 
     assert_ne!(small_queue, SWAP_ON_DISK);
     for profile in ["2.6.28", "3.14", "4.14", "6.x"] {
         let sim = run_text(&small_queue, profile);
-        assert!(sim.stats.vm.pswpout > 1000, "{profile}: the workload must swap ({} written)", sim.stats.vm.pswpout);
+        assert!(sim.stats.vm.pswpout > 500, "{profile}: the workload must swap ({} written)", sim.stats.vm.pswpout);
         let disk = &sim.swap.areas[0].device;
         assert!(disk.allocated_max(true) <= 4, "{profile}: {} write requests held a slot at once", disk.allocated_max(true));
         assert!(sim.request_sleeps() > 0, "{profile}: no reclaimer slept for a request");
