@@ -161,6 +161,65 @@ fn check_generated(text: &str) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// Found by `random_small_configurations_keep_every_invariant_under_mglru` (a fresh-clone run of
+/// the test command, 2026-11-27). Guards `scan_swap_map_slots` reusing a cache-only slot while
+/// swap is full: when `__try_to_reclaim_swap` frees the slot into the per-CPU slots cache, the
+/// slot is not free yet (its swap_map keeps SWAP_HAS_CACHE until the cache returns it), so the
+/// scan must go on; taking it anyway handed the same slot out twice (counts wrapped to 63, slots
+/// marked cached with no folio).
+#[test]
+fn a_cache_only_slot_freed_into_the_slots_cache_is_not_allocated_twice() {
+    let text = r#"
+seed = 3933737754064661447
+[machine]
+cpus = 2
+ram = "59MiB"
+kernel_reserved = "4MiB"
+[sim]
+time_limit = "30s"
+[kernel]
+profile = "6.1"
+reclaim = "mglru"
+lru_gen_enabled = 7
+lru_gen_min_ttl_ms = 0
+readahead = "adaptive-2012"
+bailout = "auto"
+page_cluster = 6
+swappiness = 1
+vma_ra_enabled = false
+[[swap]]
+device = "sata-ssd"
+size = 66363392
+[[swap]]
+device = "zram"
+size = 45703168
+[[task]]
+name = "t0"
+instances = 2
+[[task.mapping]]
+name = "m0"
+kind = "anon"
+size = 84996096
+[[task.mapping]]
+name = "m1"
+kind = "shmem"
+size = 69726208
+[[task.phase]]
+mapping = "m0"
+pattern = "matrix"
+cycles = 0.3
+write_ratio = 0.5
+backward = false
+stride = 1
+block_pages = 35
+zipf_theta = 0.7595808826243239"#;
+    let r = config::load(text, "prop-regression.toml", &[]).expect("the regression workload loads");
+    let (sim, res) = run_resolved(&r);
+    let errs = sim.check_invariants();
+    assert!(errs.is_empty(), "invariants broken:\n  {}", errs.join("\n  "));
+    assert!(v(&res, "pswpout") > 0, "the workload must swap");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, max_shrink_iters: 200, failure_persistence: None, .. ProptestConfig::default() })]
 

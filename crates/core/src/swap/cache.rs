@@ -64,7 +64,11 @@ impl Sim {
                 Claim::Free(s) => return Some(s),
                 Claim::CacheOnly(s) => {
                     let f = self.swap.areas[d].cache[s as usize];
-                    if !self.mem.frames[f as usize].has(PG_LOCKED) && self.try_free_swap(f) {
+                    // `goto checks` after `__try_to_reclaim_swap`: the slot is taken only if it
+                    // is free now. Freed through the per-CPU slots cache it is not: the kernel
+                    // keeps SWAP_HAS_CACHE in its swap_map until the cache returns it
+                    // (`__swap_entry_free_locked`), and the model holds it reserved.
+                    if !self.mem.frames[f as usize].has(PG_LOCKED) && self.try_free_swap(f) && self.swap.areas[d].slot_free(s) {
                         self.swap.areas[d].take(s);
                         return Some(s);
                     }

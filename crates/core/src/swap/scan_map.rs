@@ -114,7 +114,7 @@ impl ScanState {
 }
 
 impl SwapArea {
-    fn slot_free(&self, s: u32) -> bool {
+    pub(crate) fn slot_free(&self, s: u32) -> bool {
         self.map[s as usize] == 0 && !self.scan.reserved[s as usize]
     }
 
