@@ -646,9 +646,10 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     # lru_lock contention: no host counter (a lock_stat kernel would be needed).
                     "lru_lock_acquisitions": None, "lru_lock_contended": None,
                     "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
-                    # reclaim's TLB shootdowns: /proc/interrupts counts every origin's.
+                    # reclaim's TLB shootdowns: /proc/interrupts counts every origin's; arm64's
+                    # broadcast invalidations have no counter at all.
                     "tlb_shootdowns": None, "tlb_ipis": None,
-                    "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None},
+                    "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None, "tlb_broadcast_waits": None},
     }
 
 
@@ -772,5 +773,6 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                    "lru_lock_acquisitions": None, "lru_lock_contended": None,
                                    "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
                                    "tlb_shootdowns": None, "tlb_ipis": None,
-                                   "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None},
+                                   "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None,
+                                   "tlb_broadcast_waits": None},
     }
