@@ -6,7 +6,9 @@
 //!   (parallelism = peak IOPS x QD1 latency, the model's "requests served at once").
 //!   QD1 requests run SCHED_FIFO (a busy machine's run queue would otherwise add its waits to
 //!   every latency) and are kept as quantile tables (random and sequential reads, alone and
-//!   beside a writer issuing 128 KiB writes; random writes): the simulator samples access times
+//!   beside a writer issuing 128 KiB writes; random writes; kinds that go in one table set are
+//!   measured interleaved in rounds, so a drifting disk is not read as a difference between
+//!   them): the simulator samples access times
 //!   from them (crates/core/src/device/service.rs), with the submitting thread's CPU time per
 //!   request beside each (the fit takes it out of the read tables: the fault's CPU cost holds it).
 //! * CPU costs through the real kernel, as the thread's CPU time (CLOCK_THREAD_CPUTIME_ID: the
@@ -187,13 +189,16 @@ fn device_inner(path: &Path, file_bytes: u64, seconds: f64) -> io::Result<Device
     let pages = file_bytes / PAGE as u64;
     let fifo = sys::FifoPriority::acquire();
     let sched = if fifo.is_some() { "fifo" } else { "other" };
-    let qd1 = |pattern: Pattern, write: bool, seed: u64| qd1_histogram(&fd, pages, seconds, pattern, write, seed);
-    let rr = qd1(Pattern::Random, false, 3)?;
-    let sr = qd1(Pattern::Sequential, false, 5)?;
-    let rw = qd1(Pattern::Random, true, 4)?;
+    let kind = |pattern: Pattern, write: bool, seed: u64| Qd1Kind { pattern, write, seed };
+    let mut reads = qd1_runs(&fd, pages, 2.0 * seconds, &[kind(Pattern::Random, false, 3), kind(Pattern::Sequential, false, 5)])?;
+    let (sr, rr) = (reads.pop().expect("two kinds"), reads.pop().expect("two kinds"));
+    // Writes alone after the reads: a write leaves the host's cache dirty behind it, and reads
+    // measured beside that would not be "alone".
+    let rw = qd1_runs(&fd, pages, seconds, &[kind(Pattern::Random, true, 4)])?.pop().expect("one kind");
     // SAFETY: valid fd.
     unsafe { libc::fdatasync(fd.0) };
-    let (rr_w, sr_w) = beside_a_writer(path, file_bytes, || Ok((qd1(Pattern::Random, false, 6)?, qd1(Pattern::Sequential, false, 7)?)))?;
+    let mut beside = beside_a_writer(path, file_bytes, || qd1_runs(&fd, pages, 2.0 * seconds, &[kind(Pattern::Random, false, 6), kind(Pattern::Sequential, false, 7)]))?;
+    let (sr_w, rr_w) = (beside.pop().expect("two kinds"), beside.pop().expect("two kinds"));
     // SAFETY: valid fd.
     unsafe { libc::fdatasync(fd.0) };
     drop(fifo);
@@ -236,32 +241,67 @@ enum Pattern {
     Sequential,
 }
 
-/// 4 KiB O_DIRECT requests one at a time for `seconds` (at least 32): their times, and the
+/// Rounds the QD1 measurements are split into. A virtual disk's speed drifts over seconds
+/// (the host's own writeback, its other guests): kinds measured one after the other would
+/// each see a different disk, and the drift would read as a difference between the kinds.
+/// On 2026-11-27, measured back to back, sequential reads took 34.7 us of access time against
+/// random reads' 21.8 us; alternated every 2 s on the same file they were within 3% of each
+/// other. Interleaved in rounds, every kind samples the whole measurement window.
+const QD1_ROUNDS: usize = 8;
+
+/// One kind of QD1 request: its offsets, its direction, the seed of its offsets.
+#[derive(Clone, Copy)]
+struct Qd1Kind {
+    pattern: Pattern,
+    write: bool,
+    seed: u64,
+}
+
+/// 4 KiB O_DIRECT requests of `kinds`, one at a time, interleaved in [`QD1_ROUNDS`] rounds
+/// that each give every kind `seconds / QD1_ROUNDS` (so the whole takes `seconds` per kind): per kind, the request times and the
 /// submitting thread's mean CPU time per request (syscall, block layer, the driver's
 /// submission and completion: on a virtual disk the exits to the hypervisor dominate it).
-fn qd1_histogram(fd: &Fd, pages: u64, seconds: f64, pattern: Pattern, write: bool, seed: u64) -> io::Result<Qd1Run> {
+fn qd1_runs(fd: &Fd, pages: u64, seconds: f64, kinds: &[Qd1Kind]) -> io::Result<Vec<Qd1Run>> {
     let buf = Region::map(PAGE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
-    fill(&buf, seed);
-    let mut h = Histogram::default();
-    let mut r = Rng::new(seed);
-    let mut page = r.below(pages);
-    let end = now_ns() + (seconds * 1e9) as u64;
-    let cpu0 = thread_cpu_ns();
-    loop {
-        page = match pattern {
-            Pattern::Random => r.below(pages),
-            Pattern::Sequential => (page + 1) % pages,
-        };
-        let t0 = now_ns();
-        pio(fd, &buf, PAGE, page * PAGE as u64, write)?;
-        let t1 = now_ns();
-        h.record(t1 - t0);
-        if t1 >= end && h.count() >= 32 {
-            break;
+    fill(&buf, kinds.first().map_or(0, |k| k.seed));
+    interleaved_qd1(pages, seconds, kinds, |kind, page| pio(fd, &buf, PAGE, page * PAGE as u64, kind.write))
+}
+
+/// The measurement loop of [`qd1_runs`] over any `request` (a test drives it with a device
+/// whose speed drifts). Each kind keeps its own offsets across rounds (a sequential kind
+/// continues where its last round stopped) and ends with at least 32 requests.
+fn interleaved_qd1(pages: u64, seconds: f64, kinds: &[Qd1Kind], mut request: impl FnMut(Qd1Kind, u64) -> io::Result<()>) -> io::Result<Vec<Qd1Run>> {
+    let mut rngs: Vec<Rng> = kinds.iter().map(|k| Rng::new(k.seed)).collect();
+    let mut cursors: Vec<u64> = rngs.iter_mut().map(|r| r.below(pages)).collect();
+    let mut runs: Vec<(Histogram, u64)> = kinds.iter().map(|_| (Histogram::default(), 0)).collect();
+    let slice_ns = (seconds * 1e9 / QD1_ROUNDS as f64) as u64;
+    for round in 0..QD1_ROUNDS {
+        // Odd rounds run the kinds in reverse order, so a steady drift within a round
+        // favours no kind.
+        let order: Vec<usize> = if round % 2 == 0 { (0..kinds.len()).collect() } else { (0..kinds.len()).rev().collect() };
+        for k in order {
+            let kind = &kinds[k];
+            let end = now_ns() + slice_ns;
+            let cpu0 = thread_cpu_ns();
+            let (h, cpu) = &mut runs[k];
+            loop {
+                cursors[k] = match kind.pattern {
+                    Pattern::Random => rngs[k].below(pages),
+                    Pattern::Sequential => (cursors[k] + 1) % pages,
+                };
+                let t0 = now_ns();
+                request(*kind, cursors[k])?;
+                let t1 = now_ns();
+                h.record(t1 - t0);
+                let last_round = round + 1 == QD1_ROUNDS;
+                if t1 >= end && (!last_round || h.count() >= 32) {
+                    break;
+                }
+            }
+            *cpu += thread_cpu_ns() - cpu0;
         }
     }
-    let cpu_ns = (thread_cpu_ns() - cpu0) as f64 / h.count().max(1) as f64;
-    Ok(Qd1Run { times: h, cpu_ns })
+    Ok(runs.into_iter().map(|(times, cpu)| Qd1Run { cpu_ns: cpu as f64 / times.count().max(1) as f64, times }).collect())
 }
 
 /// One QD1 measurement: the request times and the submitter's mean CPU per request.
@@ -513,6 +553,29 @@ fn fault_cost(pass_cpu_ns: f64, faults: f64, touches: u64, resident_ns: f64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Guards the device tables against a drifting disk: two kinds of request that cost the
+    /// same on a device whose speed changes during the measurement must come out the same
+    /// (measured one after the other, the second would carry the drift as its own cost).
+    #[test]
+    fn kinds_measured_on_a_drifting_device_see_the_same_device() {
+        let start = now_ns();
+        let seconds = 0.2;
+        // 20 us at the start, 60 us at the end of the measurement (two kinds: 2 x seconds).
+        let drifting = |_: Qd1Kind, _: u64| {
+            let t0 = now_ns();
+            let elapsed = (t0 - start) as f64 / (2.0 * seconds * 1e9);
+            let cost = (20_000.0 + 40_000.0 * elapsed.min(1.0)) as u64;
+            while now_ns() - t0 < cost {}
+            Ok(())
+        };
+        let kinds = [Qd1Kind { pattern: Pattern::Random, write: false, seed: 1 }, Qd1Kind { pattern: Pattern::Sequential, write: false, seed: 2 }];
+        let runs = interleaved_qd1(1 << 16, seconds, &kinds, drifting).unwrap();
+        let median = |r: &Qd1Run| r.times.percentiles().p50 as f64;
+        let (a, b) = (median(&runs[0]), median(&runs[1]));
+        assert!(runs.iter().all(|r| r.times.count() >= 32));
+        assert!((a - b).abs() / a.min(b) < 0.10, "medians {a:.0} and {b:.0} ns: the kinds saw different parts of the drift");
+    }
 
     /// Guards the resident touch against being measured in a bare loop, where the touches
     /// overlap and cost a few ns, while the host worker times every touch with two clock reads

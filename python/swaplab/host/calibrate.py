@@ -176,7 +176,7 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
             "block_device_rotational": bool(rot),
             "swaplab_version": _core.version(),
             "method": ("device: O_DIRECT 1 MiB sequential write then read of a file; 4 KiB requests at queue "
-                       "depth 1 under SCHED_FIFO: random and sequential reads alone and beside a thread writing "
+                       "depth 1 under SCHED_FIFO: random and sequential reads (interleaved in 8 rounds) alone and beside a thread writing "
                        "128 KiB requests, random writes, kept as quantile tables of access time (time - "
                        "4096/bandwidth, and for reads minus the submitting thread's mean CPU per request, which "
                        "the major fault's CPU cost contains; constant latency = median); 4 KiB random reads at QD 1..32, one thread "
