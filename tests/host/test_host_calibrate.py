@@ -53,7 +53,15 @@ def test_calibrate_measures_the_submitters_cpu_and_keeps_it_out_of_the_read_tabl
     for k in ("scan_page_ns", "rmap_walk_ns", "unmap_ns", "free_page_ns", "swap_alloc_ns"):
         assert k in costs, f"reclaim phase did not set {k}"
     assert abs(costs["rmap_walk_ns"] - 150 * factor) <= 1, (costs["rmap_walk_ns"], factor)
+    # The swap-in phase (swapin_cost.py): a swap-in's own CPU and its per-page CPU, fitted from
+    # page-cluster 0 and 3 read-back passes; the whole of a synchronous swap-in is what the
+    # host spent per fault within the fit's rounding.
+    sw = preset["measured"]["swapin"]
+    assert sw["pc0"]["major_faults"] > 0 and sw["pc3"]["pswpin"] > sw["pc3"]["major_faults"], sw
+    for k in ("swapin_fault_cpu_ns", "swapin_page_cpu_ns", "read_submit_cpu_ns"):
+        assert k in costs, f"swap-in phase did not set {k}"
+    assert costs["read_submit_cpu_ns"] <= costs["major_fault_cpu_ns"], costs
     with open("/proc/swaps") as f:
-        assert len(f.read().strip().splitlines()) == 1, "the reclaim phase left swap on"
+        assert len(f.read().strip().splitlines()) == 1, "the reclaim and swap-in phases left swap on"
     assert not [d for d in os.listdir("/sys/fs/cgroup/memory" if os.path.isdir("/sys/fs/cgroup/memory") else "/sys/fs/cgroup")
                 if d.startswith("swaplab")], "the reclaim phase left a cgroup"

@@ -58,3 +58,38 @@ fn a_swap_in_charges_the_major_fault_cpu_once_and_a_cache_hit_for_its_retry() {
     let per_fault = (dear_hit - cheap) as f64 / majors as f64;
     assert!((per_fault - 1_000.0).abs() < 10.0, "the retry after the read pays one cache hit: {per_fault:.0} ns per 1,000 ns added");
 }
+
+/// (read pass CPU ns, major faults, pages swapped in) with the given settings.
+fn read_pass_cpu(sets: &[&str]) -> (u64, u64, u64) {
+    let r = load(SWAPIN, sets);
+    let (_, res) = run_resolved(&r);
+    (res.tasks[0].phase_cpu_ns[1], res.tasks[0].major_faults, res.vmstat["pswpin"])
+}
+
+/// Guards the swap-in's own figure: set, it replaces a file major fault's for swap-ins (a
+/// swap-in has no file system and no syscall), and every major swap-in pays it once.
+#[test]
+fn a_swap_in_pays_swapin_fault_cpu_when_it_is_set_not_the_file_fault_figure() {
+    let base = ["costs.major_fault_cpu_ns=30000", "costs.read_submit_cpu_ns=20000"];
+    let (unset, majors, _) = read_pass_cpu(&base);
+    let (same, m2, _) = read_pass_cpu(&[base[0], base[1], "costs.swapin_fault_cpu_ns=10000"]);
+    assert_eq!((same, m2), (unset, majors), "unset means the file major fault's figure less its submission (10,000 ns)");
+    let (own, m3, _) = read_pass_cpu(&[base[0], base[1], "costs.swapin_fault_cpu_ns=4000"]);
+    assert_eq!(m3, majors);
+    let per_fault = (unset - own) as f64 / majors as f64;
+    assert!((per_fault - 6_000.0).abs() < 60.0, "6,000 ns less per major swap-in: {per_fault:.0}");
+}
+
+/// Guards the per-page work of a swap-cache read: with readahead, each page read pays it,
+/// the readahead pages as well as the target (the 8-page window's seven others were free).
+#[test]
+fn every_page_read_through_the_swap_cache_pays_swapin_page_cpu_readahead_pages_too() {
+    let pc3 = "kernel.page_cluster=3";
+    let (free, majors, pswpin) = read_pass_cpu(&[pc3]);
+    assert!(pswpin >= 4 * majors, "page-cluster 3 reads ahead: {pswpin} pages in {majors} faults");
+    let (dear, m2, p2) = read_pass_cpu(&[pc3, "costs.swapin_page_cpu_ns=2000"]);
+    assert_eq!((m2, p2), (majors, pswpin));
+    let read_pass_pages = pswpin as f64;
+    let per_page = (dear - free) as f64 / read_pass_pages;
+    assert!((per_page - 2_000.0).abs() < 100.0, "2,000 ns per page swapped in: {per_page:.0}");
+}

@@ -5,7 +5,7 @@ The preset file (``~/.config/swaplab/devices/NAME.toml`` or ``--out``) has three
 * ``[provenance]``: host, kernel, date, method, the measured file system / block device;
 * ``[device]``: every field of the simulator's ``DeviceParams`` (crates/core/src/device);
 * ``[costs]``: the CPU cost parameters measured here (fields of ``[costs]`` in a workload), the
-  reclaim costs scaled to this machine by reclaim_cost.py;
+  reclaim costs scaled to this machine by reclaim_cost.py, a swap-in's own costs by swapin_cost.py;
 * ``[compressor]``: zswap's compressor per 4 KiB page by content (compressor_cost.py), which
   the parser gives to a workload's ``[zswap]``/``[zram]`` using that compressor;
 * ``[measured]``: the raw measurements the fit came from.
@@ -24,7 +24,7 @@ import platform
 from typing import Any, Dict, Optional, Tuple
 
 from .. import _core
-from . import compressor_cost, reclaim_cost
+from . import compressor_cost, reclaim_cost, swapin_cost
 from .sysfs import block_dev_of, rotational
 
 PRESET_DIR = os.path.expanduser(os.environ.get("SWAPLAB_DEVICES", "~/.config/swaplab/devices"))
@@ -165,6 +165,12 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
     if reclaim:
         costs.update(reclaim["fit"])
         m["reclaim"] = reclaim["measured"]
+    if log:
+        log("measuring swap-ins through the same memory cgroup and swap file...")
+    swapin = swapin_cost.calibrate(costs, directory, runs=1 if quick else 3, log=log)
+    if swapin:
+        costs.update(swapin["fit"])
+        m["swapin"] = swapin["measured"]
     preset = {
         "provenance": {
             "name": name,
@@ -192,7 +198,10 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
                        "256 MiB written once in a 64 MiB memory cgroup with a swap file, the worker's thread CPU "
                        "less its touches and faults, per page reclaimed; the simulator's reclaim parameters "
                        "scaled by one factor to give the same CPU per page on the same workload "
-                       "(reclaim_cost.py)."),
+                       "(reclaim_cost.py). swap-in: the same 256 MiB written then read back with page-cluster 0 "
+                       "and 3, the read pass's thread CPU against the simulator's with the costs above, solved "
+                       "for a swap-in fault's own CPU and the CPU per page read through the swap cache "
+                       "(swapin_cost.py)."),
         },
         "device": device,
         "costs": costs,

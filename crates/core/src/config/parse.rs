@@ -97,8 +97,10 @@ fn apply_calibrated_costs(cfg: &mut Config, rewritten: &str, at: &dyn Fn(&str, S
         .and_then(|v| if let toml::Value::Table(t) = v { Some(t) } else { None })
         .unwrap_or_default();
     let mut table = toml::Table::try_from(&cfg.costs).expect("costs serialize");
+    // Every cost, the optional ones included (an unset option serializes to nothing).
+    let known = toml::Table::try_from(Costs { swapin_fault_cpu_ns: Some(0), ..Costs::default() }).expect("costs serialize");
     for (k, v) in costs {
-        if !table.contains_key(&k) {
+        if !known.contains_key(&k) {
             return Err(at(&key, format!("calibrated preset {name:?}: unknown cost `{k}` in its [costs]")));
         }
         if !user.contains_key(&k) {

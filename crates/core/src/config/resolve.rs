@@ -108,6 +108,8 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
     if cfg.costs.read_submit_cpu_ns > cfg.costs.major_fault_cpu_ns {
         return Err(at("costs.read_submit_cpu_ns", format!("expected at most costs.major_fault_cpu_ns ({} ns): it is the part of a major fault's CPU that submitting its read costs, got {}", cfg.costs.major_fault_cpu_ns, cfg.costs.read_submit_cpu_ns)));
     }
+    // The resolved configuration states the figure a swap-in pays.
+    cfg.costs.swapin_fault_cpu_ns = Some(cfg.costs.swapin_fault_cpu());
     check_dirty_knobs(&cfg.kernel).map_err(|(key, msg)| at(key, msg))?;
     cfg.pagecache.validate().map_err(|(key, msg)| at(key, msg))?;
     if cfg.pagecache.large_folios && (profile != Profile::V6 || cfg.kernel.reclaim != "classic") {

@@ -343,6 +343,22 @@ pub struct Costs {
     /// submitting thread's CPU per QD1 4 KiB O_DIRECT read (this VM: 31-32 us of a 32-36 us
     /// major fault, 2026-11-26).
     pub read_submit_cpu_ns: u64,
+    /// CPU of a swap-in fault that misses the swap cache, besides its pages' own work
+    /// (`swapin_page_cpu_ns`), submitting its read (`read_submit_cpu_ns` and the block layer's
+    /// stages) and its retry (`cache_hit_fault_ns`): the fault's entry and exit, the swap-cache
+    /// lookup, the readahead window's choice (`do_swap_page` / `swapin_readahead`). Unset, a
+    /// swap-in pays a file major fault's figure (`major_fault_cpu_ns` less `read_submit_cpu_ns`),
+    /// as every built-in preset does; `swaplab calibrate` measures it through the swap path
+    /// (python/swaplab/host/swapin_cost.py): on this project's VM a synchronous swap-in's
+    /// whole CPU was 24.6 us against a file major fault's 28.5 us (2026-11-27, `perf` and
+    /// thread CPU time), because it has no file system and no syscall.
+    pub swapin_fault_cpu_ns: Option<u64>,
+    /// CPU per page a swap-in reads through the swap cache, the target and each readahead page
+    /// alike (`__read_swap_cache_async`: allocate the folio, charge it, insert it in the swap
+    /// cache, look up its shadow, add it to the LRU, add it to the plugged bio). Default 0:
+    /// the built-in `major_fault_cpu_ns` holds the target's share and readahead pages are
+    /// taken as free; `swaplab calibrate` measures it from page-cluster 0 and 3 swap-ins.
+    pub swapin_page_cpu_ns: u64,
     /// Reclaim: isolating and checking one LRU page.
     pub scan_page_ns: u64,
     /// The time one folio keeps the lruvec's `lru_lock` while it is moved on or off a list
@@ -466,6 +482,13 @@ pub struct Costs {
     pub xen_pte_trap_ns: u64,
 }
 
+impl Costs {
+    /// `swapin_fault_cpu_ns` as a swap-in pays it (resolved: unset is a file major fault's).
+    pub fn swapin_fault_cpu(&self) -> u64 {
+        self.swapin_fault_cpu_ns.unwrap_or(self.major_fault_cpu_ns - self.read_submit_cpu_ns)
+    }
+}
+
 impl Default for Costs {
     fn default() -> Self {
         Costs {
@@ -475,6 +498,8 @@ impl Default for Costs {
             fault_around_page_ns: 60,
             major_fault_cpu_ns: 2_000,
             read_submit_cpu_ns: 0,
+            swapin_fault_cpu_ns: None,
+            swapin_page_cpu_ns: 0,
             scan_page_ns: 100,
             lru_lock_folio_ns: 50,
             lru_lock_handoff_ns: 100,

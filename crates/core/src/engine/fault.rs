@@ -247,7 +247,9 @@ impl Sim {
             self.put_swap_ref(dev, slot);
             // Read in place (a store hit, zram, a synchronous device): no block request was
             // submitted, so none of the read-submission CPU.
-            self.tasks[tid as usize].clock += self.costs.major_fault_cpu_ns - self.costs.read_submit_cpu_ns + cpu_ns;
+            // The bypass allocates, charges and maps its page as a swap-cache read does, less
+            // the swap-cache insert.
+            self.tasks[tid as usize].clock += self.costs.swapin_fault_cpu() + self.costs.swapin_page_cpu_ns + cpu_ns;
             self.count_fault(tid, true);
             return Outcome::Done;
         }

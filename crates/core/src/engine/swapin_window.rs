@@ -101,9 +101,10 @@ impl Sim {
             Window::Slots { lo, .. } => lo as u64,
             Window::Virtual { start, .. } => start,
         };
-        // The fault's own CPU; submitting its device reads is charged when they are flushed
+        // The fault's own CPU and its target's page work (each readahead page pays its own in
+        // `readahead_one`); submitting its device reads is charged when they are flushed
         // (`submit_window_reads`): a window the store served submits nothing.
-        self.tasks[tid as usize].clock += self.costs.major_fault_cpu_ns - self.costs.read_submit_cpu_ns;
+        self.tasks[tid as usize].clock += self.costs.swapin_fault_cpu() + self.costs.swapin_page_cpu_ns;
         let cont = ReadaheadCont { window, next, dev, slot, v, fault_vpn };
         let plugs = SwapPlugs::for_task(self.swap.areas.len(), tid);
         self.read_window(tid, cpu, WindowRead { cont, target: Some(target), held: None, store_cpu: 0, plugs })
@@ -240,6 +241,7 @@ impl Sim {
                     return RaPage::Skip;
                 }
                 self.add_to_swap_cache_for_read(f, dev, slot, true);
+                self.tasks[tid as usize].clock += self.costs.swapin_page_cpu_ns;
                 self.stats.vm.swap_ra += 1;
                 RaPage::Read(f)
             }
