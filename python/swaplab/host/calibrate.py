@@ -159,18 +159,15 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
     compressor = compressor_cost.calibrate(pages=256 if quick else 1024, log=log)
     if compressor:
         m["compressor"] = compressor["measured"]
-    if log:
-        log("measuring reclaim through a memory cgroup and a swap file...")
-    reclaim = reclaim_cost.calibrate(costs, directory, runs=1 if quick else 3, log=log)
-    if reclaim:
-        costs.update(reclaim["fit"])
-        m["reclaim"] = reclaim["measured"]
-    if log:
-        log("measuring swap-ins through the same memory cgroup and swap file...")
-    swapin = swapin_cost.calibrate(costs, directory, runs=1 if quick else 3, log=log)
-    if swapin:
-        costs.update(swapin["fit"])
-        m["swapin"] = swapin["measured"]
+    # Through a memory cgroup and a swap file: reclaim first, then swap-ins, whose fit needs
+    # the reclaim its read-back pass does to be the host's already.
+    for key, phase, what in (("reclaim", reclaim_cost, "reclaim"), ("swapin", swapin_cost, "swap-ins")):
+        if log:
+            log(f"measuring {what} through a memory cgroup and a swap file...")
+        got = phase.calibrate(costs, directory, runs=1 if quick else 3, log=log)
+        if got:
+            costs.update(got["fit"])
+            m[key] = got["measured"]
     preset = {
         "provenance": {
             "name": name,

@@ -35,31 +35,13 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from . import reclaim_cost
+
 #: The two runs: page-cluster 0 (one page per fault) and 3 (eight).
 PAGE_CLUSTERS = (0, 3)
 
-WORKLOAD = """
-name = "calibrate-swapin"
-seed = 1
-[machine]
-cpus = {cpus}
-ram = "{ram}"
-memcg_limit = "64MiB"
-[kernel]
-page_cluster = 0
-[[swap]]
-device = "{device}"
-size = "512MiB"
-[[task]]
-name = "swapin"
-[[task.mapping]]
-name = "mem"
-kind = "anon"
-size = "256MiB"
-[[task.phase]]
-mapping = "mem"
-pattern = "sequential"
-write_ratio = 1.0
+#: The reclaim phase's workload (a 256 MiB write in a 64 MiB memcg) and a read back in order.
+READ_BACK = """
 [[task.phase]]
 mapping = "mem"
 pattern = "sequential"
@@ -68,11 +50,11 @@ write_ratio = 0.0
 
 
 def workload(cpus: int, ram_bytes: int, device: str = "sata-ssd") -> str:
-    return WORKLOAD.format(cpus=cpus, ram=f"{max(ram_bytes >> 20, 512)}MiB", device=device)
+    return reclaim_cost.workload(cpus, ram_bytes, device) + READ_BACK
 
 
 def read_pass(result: Dict[str, Any]) -> Dict[str, float]:
-    """The read-back pass of a run of WORKLOAD: its CPU, major faults and pages swapped in."""
+    """The read-back pass of a run of `workload()`: its CPU, major faults and pages swapped in."""
     t = result["tasks"][0]
     phases = t.get("phase_cpu_ns") or []
     if len(phases) < 2:
