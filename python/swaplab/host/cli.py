@@ -180,7 +180,7 @@ def cmd_calibrate(args) -> int:
               f"{r['sim_default_reclaim_ns_per_page']:.0f} ns): reclaim costs x{r['factor']:.2f}")
     s = preset["measured"].get("swapin")
     if s:
-        print(f"  swap-in: {s['host_pc0_cpu_ns_per_fault']:.0f} ns of CPU per synchronous swap-in on the host; fault "
+        print(f"  swap-in: {s['host_pc0_cpu_ns_per_fault']:.0f} ns of read-pass CPU per synchronous swap-in on the host (the pass's reclaim included); fault "
               f"{c['swapin_fault_cpu_ns']} ns + {c['swapin_page_cpu_ns']} ns per page read + submission "
               f"{c['read_submit_cpu_ns']} ns")
     print(f"  use it with: --set swap.0.device=\"calibrated:{args.name}\"")
