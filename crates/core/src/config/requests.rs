@@ -14,6 +14,7 @@ const MAX_OUTSTANDING: u32 = 65_536;
 
 /// Validate request parameters and set the size of kv mappings given without one.
 pub(super) fn resolve_requests(tasks: &mut [TaskSpec]) -> Result<(), Error> {
+    check_clients(tasks)?;
     for (ti, t) in tasks.iter_mut().enumerate() {
         let instances = t.instances.max(1) as u64;
         if let Some(r) = t.ramp_time {
@@ -26,6 +27,9 @@ pub(super) fn resolve_requests(tasks: &mut [TaskSpec]) -> Result<(), Error> {
             let ph = &t.phases[pi];
             check_outstanding(ph, &key)?;
             let is_kv = matches!(ph.pattern, PatternKind::KvSet | PatternKind::KvGet);
+            if ph.pattern == PatternKind::KvClient {
+                continue;
+            }
             if !is_kv {
                 for (k, set) in [("keys", ph.keys.is_some()), ("value_size", ph.value_size.is_some()), ("key_size", ph.key_size.is_some()), ("key_pattern", ph.key_pattern.is_some()), ("key_stddev", ph.key_stddev.is_some()), ("requests", ph.requests.is_some()), ("pipeline", ph.pipeline.is_some())] {
                     if set {
@@ -47,6 +51,49 @@ pub(super) fn resolve_requests(tasks: &mut [TaskSpec]) -> Result<(), Error> {
             }
         }
         check_same_store(t, ti)?;
+    }
+    Ok(())
+}
+
+/// kv-client phases: `server` names another task with kv phases and as many instances (one
+/// connection per server thread, memcached's round-robin dispatch of memtier's `-t` x `-c 1`
+/// connections); only `pipeline` of the kv parameters applies; one client per server.
+fn check_clients(tasks: &[TaskSpec]) -> Result<(), Error> {
+    let mut served = vec![false; tasks.len()];
+    for (ti, t) in tasks.iter().enumerate() {
+        for (pi, ph) in t.phases.iter().enumerate() {
+            let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");
+            if ph.pattern != PatternKind::KvClient {
+                if ph.server.is_some() {
+                    return Err((key("server"), "`server` belongs to kv-client phases".into()));
+                }
+                continue;
+            }
+            for (k, set) in [("keys", ph.keys.is_some()), ("value_size", ph.value_size.is_some()), ("key_size", ph.key_size.is_some()), ("key_pattern", ph.key_pattern.is_some()), ("key_stddev", ph.key_stddev.is_some()), ("requests", ph.requests.is_some())] {
+                if set {
+                    return Err((key(k), format!("`{k}` belongs to the server's kv phases: a kv-client sends what its server's phases serve")));
+                }
+            }
+            if t.phases.len() != 1 || t.repeat {
+                return Err((key("pattern"), "a kv-client phase is its task's whole program (it ends when its server is done), without `repeat`".into()));
+            }
+            let Some(name) = &ph.server else {
+                return Err((key("server"), "a kv-client phase needs `server`, the task of its kv store".into()));
+            };
+            let Some(si) = tasks.iter().position(|s| &s.name == name && s.name != t.name) else {
+                return Err((key("server"), format!("no other task named {name:?}")));
+            };
+            let s = &tasks[si];
+            if !s.phases.iter().any(|p| matches!(p.pattern, PatternKind::KvSet | PatternKind::KvGet)) {
+                return Err((key("server"), format!("task {name:?} has no kv phase to serve requests")));
+            }
+            if s.instances != t.instances {
+                return Err((format!("task.{ti}.instances"), format!("one connection per server thread: expected {} instances as task {name:?}, got {}", s.instances, t.instances)));
+            }
+            if std::mem::replace(&mut served[si], true) {
+                return Err((key("server"), format!("task {name:?} already has a kv-client")));
+            }
+        }
     }
     Ok(())
 }

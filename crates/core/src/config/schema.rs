@@ -453,7 +453,17 @@ pub struct Costs {
     /// parse a binary-protocol request, hash lookup, item refcount and LRU bump, build the
     /// reply and its share of the sendmsg on a UNIX socket). Estimate: memcached serves
     /// ~200-500k small GETs per second per worker thread when nothing faults, 2-5 us each.
+    /// With a kv-client (engine/kv_conn.rs) the worker's read() and sendmsg() of a batch are
+    /// charged besides, `msg_recv_ns` and `msg_send_ns` once per batch.
     pub kv_request_ns: u64,
+    /// A kv client's CPU per request (memtier_benchmark: create the request from the key
+    /// pattern, parse its reply, count it in the per-second statistics and latency
+    /// histograms); its socket calls are `msg_send_ns` / `msg_recv_ns` per batch. Source:
+    /// memtier measured as the limit of a Redis benchmark suite (redis-benchmarks-specification
+    /// issue 487, 2026): 3.22 of its 4 threads busy for over 1.2 M ops/s at `--pipeline 10`,
+    /// ~2.7 us of CPU per request, of which its socket calls are ~0.25 us at that pipeline:
+    /// 2.5 us.
+    pub kv_client_request_ns: u64,
     /// Double-precision floating-point operations one CPU completes per microsecond in dense
     /// linear algebra (the hpl pattern's DGEMM, panel and solve). Default 15,200 (15.2
     /// GFLOPS): a Haswell core retires 16 double-precision flops per cycle (two 256-bit FMA
@@ -521,6 +531,7 @@ impl Default for Costs {
             pt_walk_pte_ns: 2,
             bloom_test_ns: 5,
             kv_request_ns: 3_000,
+            kv_client_request_ns: 2_500,
             xen_hypercall_ns: 500,
             xen_pte_trap_ns: 2_000,
             cpu_flops_per_us: 15_200,

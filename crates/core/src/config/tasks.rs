@@ -135,6 +135,12 @@ pub enum PatternKind {
     /// GETs of the items a `kv-set` phase stored, keys drawn by `key_pattern`.
     #[serde(rename = "kv-get")]
     KvGet,
+    /// memtier-like client of the kv store task `server`: instance i holds one connection to
+    /// server instance i, keeps `pipeline` requests outstanding on it and reads the replies,
+    /// until the server has served its kv phases (engine/kv_conn.rs); every socket call also
+    /// touches the next page of `mapping` (the client's buffers).
+    #[serde(rename = "kv-client")]
+    KvClient,
 }
 
 /// How a kv phase picks its keys (memtier's `--key-pattern`), within the instance's part of
@@ -284,9 +290,14 @@ pub struct PhaseSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
     /// kv: requests a client keeps outstanding (memtier `--pipeline`, default 1): a
-    /// request's latency runs from the completion of the one `pipeline` before it.
+    /// request's latency runs from the completion of the one `pipeline` before it. In a
+    /// kv-client phase: the requests it sends before it waits for replies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pipeline: Option<u32>,
+    /// kv-client: the task whose kv phases this client's requests drive (its instances are
+    /// the server's worker threads, one connection each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
     /// Buffered reads (access = "syscall"): reads a job keeps outstanding (fio `iodepth`,
     /// default 1: read() blocks). A read that misses the page cache is submitted and the job
     /// goes on, as io_uring's async buffered reads do, until this many are outstanding.

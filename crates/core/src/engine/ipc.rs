@@ -31,6 +31,8 @@
 //! page and may throttle the writer (writeback/). No page-table entry is made, so reclaim sees
 //! these pages only through their flags.
 //!
+//! **kv connections** (a kv store and its client, `pattern = "kv-client"`) are in kv_conn.rs.
+//!
 //! **Deadlock.** When every unfinished user task waits on a channel, nothing can wake them:
 //! they are finished at their clocks and an `ipc_deadlock` event is recorded per task.
 
@@ -99,6 +101,7 @@ impl Sim {
             Op::Recv { chan } => self.ipc_recv(tid, chan as usize),
             Op::FileIo { mi, touch } => self.file_io(tid, cpu, mi, touch),
             Op::Request { bytes } => self.kv_request(tid, bytes),
+            Op::KvClient => self.kv_client_step(tid),
         };
         if let Outcome::Blocked = out {
             self.tasks[tid as usize].pending_op = Some(op);
@@ -106,14 +109,14 @@ impl Sim {
         out
     }
 
-    fn ipc_block(&mut self, tid: u32) {
+    pub(super) fn ipc_block(&mut self, tid: u32) {
         let t = &mut self.tasks[tid as usize];
         t.state = TState::Blocked;
         t.ipc_wait_since = Some(t.clock);
     }
 
     /// Wake a task waiting on a channel (no-op for one that was killed meanwhile).
-    fn ipc_wake(&mut self, w: u32, at: u64) -> bool {
+    pub(super) fn ipc_wake(&mut self, w: u32, at: u64) -> bool {
         let t = &mut self.tasks[w as usize];
         let Some(since) = t.ipc_wait_since.take() else { return false };
         if t.state != TState::Blocked {

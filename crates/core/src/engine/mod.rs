@@ -20,6 +20,7 @@
 //! `kthread.rs` kernel threads, `io.rs` block I/O and writeback accounting, `congestion.rs`
 //! queue congestion and `congestion_wait`, `fault.rs` page
 //! faults, `swapin_window.rs` a swap-in's readahead window, `fork.rs` fork's copy-on-write sharing and its breaking, `memory.rs` page allocation and teardown, `ipc.rs` messages and buffered file I/O,
+//! `kv_conn.rs` a kv store's client connections, `requests.rs` requests and their latency,
 //! `report.rs` samples and the result, `invariants.rs` consistency checks.
 
 mod congestion;
@@ -31,6 +32,7 @@ mod io;
 mod iowait;
 pub mod ipc;
 pub mod kthread;
+pub mod kv_conn;
 pub(crate) mod memory;
 mod report;
 pub mod requests;
@@ -97,6 +99,8 @@ pub struct Sim {
     interrupted: bool,
     /// Message channels (engine/ipc.rs).
     pub ipc: ipc::IpcState,
+    /// kv stores' client connections (engine/kv_conn.rs).
+    pub kv_conns: kv_conn::KvConns,
     /// Dirty pages and the flusher (writeback/).
     pub wb: crate::writeback::WbState,
 }
@@ -129,6 +133,7 @@ impl Sim {
             store_at_work_end: None,
             interrupted: false,
             ipc: ipc::IpcState::new(c),
+            kv_conns: kv_conn::KvConns::default(),
             wb: crate::writeback::WbState::new(c),
         };
         sim.build_tasks();
@@ -186,6 +191,7 @@ impl Sim {
                 }
             }
         }
+        self.kv_conns = kv_conn::KvConns::new(&cfg, &first_tid, self.tasks.len());
     }
 
     /// Lay a process's mappings out from 4 GiB upwards, 2 MiB aligned with a 2 MiB gap; shared

@@ -127,9 +127,15 @@ impl Sim {
         }
     }
 
-    /// A kv request begins: the previous one is done; the server's CPU for this one.
+    /// A kv request begins: the previous one is done; the server's CPU for this one. A
+    /// worker driven by a client first needs the request on its connection (kv_conn.rs).
     pub(crate) fn kv_request(&mut self, tid: u32, bytes: u32) -> Outcome {
         self.close_request(tid, self.tasks[tid as usize].clock);
+        if self.kv_driven(tid) {
+            if let Outcome::Blocked = self.kv_server_next(tid) {
+                return Outcome::Blocked;
+            }
+        }
         let (pipeline, _) = self.request_mode(tid);
         self.open_request(tid, bytes as u64, pipeline);
         self.tasks[tid as usize].clock += self.costs.kv_request_ns;

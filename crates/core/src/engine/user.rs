@@ -9,7 +9,9 @@ use crate::workload::Step;
 impl Sim {
     pub(super) fn fraction_done(&self) -> f64 {
         let mut f: f64 = 1.0;
-        for t in self.tasks.iter().filter(|t| t.kind == TaskKind::User && t.state != TState::Done && !t.background) {
+        // A kv client lasts as long as its server, whose progress stands for both.
+        let counted = |t: &&super::Task| t.kind == TaskKind::User && t.state != TState::Done && !t.background && !t.program.as_ref().is_some_and(|p| p.is_kv_client());
+        for t in self.tasks.iter().filter(counted) {
             let by_time = t.deadline.map(|d| (t.clock.saturating_sub(t.start) as f64 / (d - t.start).max(1) as f64).min(1.0));
             let by_touches = t.program.as_ref().map(|p| {
                 let total = p.touches_per_pass().max(1) as f64;
@@ -214,10 +216,12 @@ impl Sim {
     }
 
     pub(crate) fn finish_task(&mut self, tid: u32, cpu: usize, oom: bool) {
-        let t = &mut self.tasks[tid as usize];
-        if t.state == TState::Done {
+        if self.tasks[tid as usize].state == TState::Done {
             return;
         }
+        // A kv server's last replies go out (a killed one sends nothing); its client ends.
+        self.kv_task_done(tid, !oom);
+        let t = &mut self.tasks[tid as usize];
         let end = match t.deadline {
             Some(d) if !oom => t.clock.min(d),
             _ => t.clock,

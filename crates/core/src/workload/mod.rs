@@ -27,6 +27,9 @@ pub enum GenKind {
     Trace,
     /// Key-value requests, each an [`Op::Request`] and then its item's page touches (kv.rs).
     Kv,
+    /// A kv store's client: each step an [`Op::KvClient`] and then its buffer touch, until the
+    /// engine ends the phase (its server is done).
+    KvClient,
 }
 
 /// A step of a program that is not a plain page touch: the engine hands these to the kernel
@@ -40,6 +43,9 @@ pub enum Op {
     FileIo { mi: usize, touch: Touch },
     /// A request to a server begins (the touches that follow serve it); its bytes on the wire.
     Request { bytes: u32 },
+    /// A kv client's next socket call on its connection: read the replies that arrived, or
+    /// send requests up to its pipeline, or wait (engine/kv_conn.rs).
+    KvClient,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -170,6 +176,8 @@ impl PhaseGen {
             PatternKind::Trace => (Order::Sequential, spec.touches.unwrap_or(0)),
             // Requests, counted by the attached generator.
             PatternKind::KvSet | PatternKind::KvGet => (Order::Sequential, 0),
+            // Unbounded: the engine ends it when the server closes the connection.
+            PatternKind::KvClient => (Order::Sequential, u64::MAX),
             // The rank's generator, attached with its rank and CPU rate, sets the count.
             PatternKind::Hpl => (Order::Sequential, 0),
             PatternKind::Strided => (Order::Strided { stride: spec.stride.min(pages) }, per_cycle(pages)),
@@ -190,6 +198,7 @@ impl PhaseGen {
             (PatternKind::Recv, _) => GenKind::Recv { chan: 0 },
             (PatternKind::Trace, _) => GenKind::Trace,
             (PatternKind::KvSet | PatternKind::KvGet, _) => GenKind::Kv,
+            (PatternKind::KvClient, _) => GenKind::KvClient,
             (_, Access::Syscall) => GenKind::Syscall,
             _ => GenKind::Touch,
         };
@@ -397,9 +406,22 @@ impl Program {
         self.phases.iter().any(|(_, g)| matches!(g.kind, GenKind::Send { .. } | GenKind::Recv { .. }))
     }
 
-    /// Does any phase serve kv requests or keep reads outstanding (an `iodepth` above 1)?
+    /// Does any phase serve or send kv requests or keep reads outstanding (an `iodepth` above 1)?
     pub fn has_requests(&self) -> bool {
-        self.phases.iter().any(|(_, g)| g.kind == GenKind::Kv || g.outstanding > 1)
+        self.phases.iter().any(|(_, g)| matches!(g.kind, GenKind::Kv | GenKind::KvClient) || g.outstanding > 1)
+    }
+
+    /// Is this a kv client, whose length is its server's (progress is the server's)?
+    pub fn is_kv_client(&self) -> bool {
+        self.phases.iter().any(|(_, g)| g.kind == GenKind::KvClient)
+    }
+
+    /// End the current phase now: its buffer touch still follows (a kv client whose server
+    /// closed the connection).
+    pub fn end_phase(&mut self) {
+        if let Some(live) = self.live.as_mut() {
+            live.done = live.total;
+        }
     }
 
     /// The next step: a page touch, or an operation for the kernel model (a message sent or
@@ -449,6 +471,10 @@ impl Program {
                         self.held = Some((mi, t));
                         Step::Op(Op::Recv { chan })
                     }
+                    GenKind::KvClient => {
+                        self.held = Some((mi, t));
+                        Step::Op(Op::KvClient)
+                    }
                     GenKind::Trace | GenKind::Kv => unreachable!("trace and kv phases are handled above"),
                 });
             }
@@ -492,7 +518,8 @@ impl Program {
     /// Touches left in the current pass (for progress estimates).
     pub fn remaining_in_pass(&self) -> u64 {
         let live = self.live.as_ref().map_or(0, |g| g.remaining());
-        live + self.phases[(self.current + 1).min(self.phases.len())..].iter().map(|(_, g)| g.total_touches()).sum::<u64>()
+        let rest = self.phases[(self.current + 1).min(self.phases.len())..].iter().fold(0u64, |a, (_, g)| a.saturating_add(g.total_touches()));
+        live.saturating_add(rest)
     }
 
     /// Next touch and the index of the mapping it falls in. Message operations are skipped
@@ -510,7 +537,7 @@ impl Program {
 
     /// Touches of one pass through all phases.
     pub fn touches_per_pass(&self) -> u64 {
-        self.phases.iter().map(|(_, g)| g.total_touches()).sum()
+        self.phases.iter().fold(0u64, |a, (_, g)| a.saturating_add(g.total_touches()))
     }
 }
 
