@@ -245,6 +245,7 @@ impl Sim {
             vma.swapents -= 1;
             self.mem.frames[f as usize].flags |= PG_DIRTY;
             self.put_swap_ref(dev, slot);
+            self.activate_swapped_in(f);
             // Read in place (a store hit, zram, a synchronous device): no block request was
             // submitted, so none of the read-submission CPU.
             // The bypass allocates, charges and maps its page as a swap-cache read does, less
@@ -325,5 +326,6 @@ impl Sim {
         let writable = sole_user && (write || freed);
         let bits = PTE_PRESENT | PTE_ACCESSED | if writable { PTE_WRITE } else { 0 } | if write { PTE_DIRTY } else { 0 };
         self.mem.vmas[v as usize].ptes[page] = bits | f as u64;
+        self.activate_swapped_in(f);
     }
 }

@@ -212,6 +212,22 @@ impl Sim {
         }
     }
 
+    /// `activate_page` of a swapped-in anonymous page as `do_swap_page` maps it, 4.8–5.8 (the
+    /// 4.14 profile): Minchan Kim's "mm: move swap-in anonymous page into active list" (4.8)
+    /// gave a swapped-in page the active start a new anonymous page had, and 5.9's "mm/vmscan:
+    /// protect the workingset on anonymous LRU" took it out with new pages going inactive.
+    /// Through the CPU's activate vector, as `mark_page_accessed`'s activation.
+    pub(crate) fn activate_swapped_in(&mut self, f: u32) {
+        if self.profile != Profile::V4_14 {
+            return;
+        }
+        let activated = self.stats.vm.pgactivate;
+        self.reclaim.policy().activate(&mut self.mem.frames, f, &mut self.stats.vm);
+        if self.stats.vm.pgactivate != activated {
+            self.lru_pagevec_add();
+        }
+    }
+
     /// `workingset_refault` (§4.3): folio `f` is read back in over `shadow`; the policy sets
     /// the flags that place it before `lru_add`.
     pub(crate) fn refault(&mut self, f: u32, shadow: u32, anon: bool) {

@@ -75,6 +75,11 @@ pub trait LruPolicy {
     fn folio_del(&mut self, frames: &mut [Frame], f: u32);
     /// `folio_mark_accessed`: an access through a file descriptor (read()/write()).
     fn mark_accessed(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat);
+    /// `activate_page` (`__activate_page`): an inactive folio on the lists moves to its active
+    /// list, counted in `pgactivate` and as a rotation in the balance statistics; its
+    /// PG_referenced is left as it was. Only the classic LRU's eras call it (4.8–5.8
+    /// `do_swap_page`, before MGLRU existed).
+    fn activate(&mut self, _frames: &mut [Frame], _f: u32, _vm: &mut VmStat) {}
     /// Does `refault` of a folio that was in the workingset note its cost under `lru_lock`
     /// (the classic LRU's `lru_note_cost_refault`, 5.8+)? MGLRU's `lru_gen_refault` does not.
     fn refault_notes_cost(&self) -> bool {

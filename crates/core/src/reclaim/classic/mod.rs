@@ -274,6 +274,22 @@ impl LruPolicy for ClassicLru {
         self.age_nonresident(pages.len() as u64); // workingset_activation
     }
 
+    fn activate(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat) {
+        let fr = frames[f as usize];
+        if !fr.has(PG_LRU) || fr.has(PG_ACTIVE) {
+            return;
+        }
+        let anon = fr.is_anon_type();
+        let pages = self.folio_pages(frames, f);
+        for &p in &pages {
+            self.lists.remove(frames, p);
+            frames[p as usize].flags |= PG_ACTIVE;
+            self.lists.add_head(frames, p, LruList::of(anon, true));
+        }
+        vm.pgactivate += pages.len() as u64;
+        self.note_lru_add(anon, true, pages.len() as u64); // update_page_reclaim_stat(.., 1)
+    }
+
     /// `workingset_refault` → `lru_note_cost_refault` (§3.12) takes `lru_lock` for a folio
     /// that was in the workingset, since the cost model arrived (5.8; the 6.x profile).
     fn refault_notes_cost(&self) -> bool {
