@@ -67,6 +67,9 @@ pub struct KswapdState {
     pub reclaimed_resumed_with_token: u64,
     /// 2.6.32: the longest step kswapd ran while another task waited for the CPU.
     pub longest_step_with_waiter_ns: u64,
+    /// 2.6.28/2.6.32 diagnostics: `congestion_wait(HZ/10)` naps of `balance_pgdat` taken with
+    /// the zone at or below its min watermark (see `step_2_6_28`).
+    pub naps_below_min: u64,
 }
 
 /// The kswapd kernel thread of the one node.
@@ -267,6 +270,16 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
         ks.priority -= 1;
     }
     if nap {
+        // No exception below the min watermark: 2.6.32 naps even then. The skip
+        // (`has_under_min_watermark_zone`, KSWAPD_SKIP_CONGESTION_WAIT) is KOSAKI Motohiro's
+        // bb3ab596832b "vmscan: stop kswapd waiting on congestion when the min watermark is
+        // not being met", committed 2009-12-14, after 2.6.32's release (2009-12-03): 2.6.33.
+        // Seed 002's guest sits at the min watermark whenever kswapd checks, so these naps
+        // are most of kswapd's time there (docs/model.md "Seed 002 in the model").
+        if sim.nr_free() <= sim.mem.wm.min {
+            sim.reclaim.kswapd.naps_below_min += 1;
+        }
+        let ks = &mut sim.reclaim.kswapd;
         ks.congestion_wait = true;
         let now = sim.tasks[tid as usize].clock;
         return KthreadStep::SleepUntil(now + sim.nap_ns(now, sim.hz_div_10_ns()));
