@@ -58,6 +58,10 @@ pub struct ClassicLru {
     /// around the active list ("vmscan: make mapped executable pages the first class
     /// citizen"), so not for the "2.6.28" profile.
     exec_stays_active: bool,
+    /// 2.6.28's `shrink_zone` adds one page to every list's scan credit per pass ("just to
+    /// make sure that the kernel will slowly sift through each list"); 2.6.32's
+    /// `nr_scan_try_batch` adds only `scan` (`scan.rs`, `get_scan_count_2_6_28`).
+    scan_credit_plus_one: bool,
     /// 6.x: the lruvec statistics as of their last rstat flush (`flushed.rs`); `None` before,
     /// where reclaim read exact counters.
     flushed: Option<FlushedStats>,
@@ -90,6 +94,7 @@ impl ClassicLru {
             file_deactivate_always: profile == Profile::V2_6_28 && !crate::config::era_2_6_32(&cfg.config.kernel.profile),
             active_quota_falls_through: profile == Profile::V2_6_28,
             exec_stays_active: profile > Profile::V2_6_28 || crate::config::era_2_6_32(&cfg.config.kernel.profile),
+            scan_credit_plus_one: profile == Profile::V2_6_28 && !crate::config::era_2_6_32(&cfg.config.kernel.profile),
             flushed: (profile >= Profile::V6).then(|| {
                 let m = &cfg.config.machine;
                 let reader = m.memcg_limit.and(m.memory_stat_reader).map(|d| StatReader { period: d.0, jitter: m.memory_stat_reader_jitter.0 });

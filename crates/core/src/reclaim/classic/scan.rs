@@ -93,7 +93,8 @@ impl ClassicLru {
     }
 
     /// 2.6.28 `shrink_zone`'s targets: `size >> priority` scaled by `get_scan_ratio`'s percent
-    /// (none at priority 0), added *plus one* to the list's `nr_scan` credit; a list is scanned
+    /// (none at priority 0), added *plus one* to the list's `nr_scan` credit (2.6.32's
+    /// `nr_scan_try_batch`: the scan alone, `scan_credit_plus_one`); a list is scanned
     /// only once its credit reaches SWAP_CLUSTER_MAX, and then all of it. Small lists and high
     /// priorities therefore scan nothing for several passes and then a batch of 32 or more;
     /// every pass, of every reclaimer, adds to the credit.
@@ -113,7 +114,7 @@ impl ClassicLru {
                 scan = scan * pct / 100;
             }
             let li = l as usize;
-            self.nr_scan[li] += scan + 1;
+            self.nr_scan[li] += scan + self.scan_credit_plus_one as u64;
             if self.nr_scan[li] >= SWAP_CLUSTER_MAX {
                 nr[li] = std::mem::take(&mut self.nr_scan[li]);
             }
@@ -549,5 +550,26 @@ mod tests {
         }
         assert_eq!(lru.get_scan_count_2_6_28(&sc, ScanBalance::Fract), [SWAP_CLUSTER_MAX; 4]);
         assert_eq!(lru.get_scan_count_2_6_28(&sc, ScanBalance::Fract), [0; 4], "the credit restarts from zero");
+    }
+
+    /// 2.6.32's `nr_scan_try_batch` adds `scan` alone: the "+ 1" that made every list's credit
+    /// reach SWAP_CLUSTER_MAX after 32 passes, however small the list, went with Johannes
+    /// Weiner's "mm: don't accumulate scan pressure on unrelated lists" (2.6.30's shrink_zone
+    /// already has `nr_scan += scan`). An empty list is never scanned; a list whose
+    /// `size >> priority` is 8 is scanned on every fourth pass, 32 pages.
+    #[test]
+    fn the_2_6_32_scan_credit_grows_by_the_scan_alone() {
+        let mut lru = lru_of("2.6.32");
+        let sc = ScanControl::new(SWAP_CLUSTER_MAX, false, false, 0);
+        for pass in 1..=2 * SWAP_CLUSTER_MAX {
+            assert_eq!(lru.get_scan_count_2_6_28(&sc, ScanBalance::Fract), [0; 4], "pass {pass}: empty lists gained credit");
+        }
+        let mut frames = Vec::new();
+        add_pages(&mut lru, &mut frames, true, false, 8 << DEF_PRIORITY);
+        let ia = LruList::InactiveAnon as usize;
+        for pass in 1..4 {
+            assert_eq!(lru.get_scan_count_2_6_28(&sc, ScanBalance::Anon)[ia], 0, "pass {pass}");
+        }
+        assert_eq!(lru.get_scan_count_2_6_28(&sc, ScanBalance::Anon)[ia], 32, "four passes of 8");
     }
 }
