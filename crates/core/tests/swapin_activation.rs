@@ -94,26 +94,28 @@ fn last_anon_lists(res: &swaplab_core::stats::result::SimResult) -> (u64, u64) {
     (*ts.nr_active_anon.last().expect("samples"), *ts.nr_inactive_anon.last().expect("samples"))
 }
 
-#[test]
-fn swapped_in_anon_pages_are_activated_from_4_8_to_5_8() {
-    let res = run_checked(SWAP_BACK_IN, &["kernel.profile=\"4.14\""]);
+/// (active, inactive) anonymous pages once "a" swapped back in under `profile`.
+fn anon_lists_after_swapping_back_in(profile: &str) -> (u64, u64) {
+    let res = run_checked(SWAP_BACK_IN, &[&format!("kernel.profile=\"{profile}\"")]);
     let swapped_in = v(&res, "pswpin");
     assert!(swapped_in >= 2048, "\"a\" must swap at least half of its 4096 pages back in (pswpin {swapped_in})");
-    let (active, inactive) = last_anon_lists(&res);
+    last_anon_lists(&res)
+}
+
+#[test]
+fn swapped_in_anon_pages_are_activated_from_4_8_to_5_8() {
+    let (active, inactive) = anon_lists_after_swapping_back_in("4.14");
     assert!(
         active >= A_PAGES - 64 && inactive < 64,
-        "4.14: every page mapped from the swap cache is activated: active {active}, inactive {inactive}, pswpin {swapped_in}"
+        "4.14: every page mapped from the swap cache is activated: active {active}, inactive {inactive}"
     );
 }
 
 #[test]
 fn swapped_in_anon_pages_stay_inactive_on_3_14() {
-    let res = run_checked(SWAP_BACK_IN, &["kernel.profile=\"3.14\""]);
-    let swapped_in = v(&res, "pswpin");
-    assert!(swapped_in >= 2048, "\"a\" must swap at least half of its 4096 pages back in (pswpin {swapped_in})");
-    let (active, inactive) = last_anon_lists(&res);
+    let (active, inactive) = anon_lists_after_swapping_back_in("3.14");
     assert!(
         inactive >= A_PAGES - 64 && active < 64,
-        "3.14: swapped-in pages stay on the inactive list: active {active}, inactive {inactive}, pswpin {swapped_in}"
+        "3.14: swapped-in pages stay on the inactive list: active {active}, inactive {inactive}"
     );
 }
