@@ -168,3 +168,11 @@ def test_compare_sets_cpu_against_cpu_per_phase():
     assert rows["phase_cpu_ns.1"]["sim"] == t["phase_cpu_ns"][1]
     assert rows["phase_cpu_ns.1"]["rel_err"] == -0.75
     assert "t#0 phase_cpu_ns.1" in compare.render(compare.compare_results(sim, host))
+
+
+def test_the_simulated_side_keeps_cpus_in_mm_cpumask_on_an_x86_host_from_6_12():
+    assert compare.host_tlb_overrides([], "x86_64", "6.18.44-fc-v669") == ["kernel.lazy_mm_cpumask=true"]
+    assert compare.host_tlb_overrides([], "x86_64", "6.11.9") == []
+    assert compare.host_tlb_overrides([], "aarch64", "6.18.0") == []
+    assert compare.host_tlb_overrides(["kernel.lazy_mm_cpumask=false"], "x86_64", "6.18.0") == []
+    assert compare.host_tlb_overrides([], "x86_64", "garbage") == []

@@ -202,14 +202,32 @@ def fs_type_of(path: str) -> Optional[str]:
     return fstype
 
 
+def release_version(release: str) -> Optional[Tuple[int, ...]]:
+    """(major, minor) of a kernel ``release`` (uname -r), or None."""
+    try:
+        return tuple(int(x) for x in release.split("-")[0].split(".")[:2])
+    except ValueError:
+        return None
+
+
 def large_folios_on(fstype: Optional[str], release: str) -> bool:
     """Does a ``fstype`` file on kernel ``release`` (uname -r) get large page-cache folios?"""
     first = LARGE_FOLIO_FS.get(fstype or "")
-    try:
-        version = tuple(int(x) for x in release.split("-")[0].split(".")[:2])
-    except ValueError:
-        return False
-    return first is not None and version >= first
+    version = release_version(release)
+    return first is not None and version is not None and version >= first
+
+
+#: x86 keeps a CPU in an mm's ``mm_cpumask`` after it switches away since 6.12 ("x86/mm/tlb:
+#: Update mm_cpumask lazily"); reclaim's batched flush then interrupts every busy CPU in it.
+LAZY_MM_CPUMASK = (6, 12)
+
+
+def host_tlb_overrides(overrides: List[str], machine: str, release: str) -> List[str]:
+    """The simulation's side flushes TLBs as the host's kernel does, unless the user chose."""
+    version = release_version(release)
+    if machine != "x86_64" or version is None or version < LAZY_MM_CPUMASK or _user_set(overrides, "kernel.lazy_mm_cpumask"):
+        return []
+    return ["kernel.lazy_mm_cpumask=true"]
 
 
 def host_pagecache_overrides(text: str, source: str, overrides: List[str], opts: HostOptions) -> List[str]:
@@ -240,6 +258,7 @@ def host_pagecache_overrides(text: str, source: str, overrides: List[str], opts:
 def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions) -> Dict[str, Any]:
     cgroup = host_cgroup_overrides(overrides)
     pagecache = host_pagecache_overrides(text, source, overrides, opts)
+    tlb = host_tlb_overrides(overrides, os.uname().machine, os.uname().release)
     notes: List[str] = []
     if opts.zswap:
         # Both sides run zswap with the host's settings; the host's workers need the overrides
@@ -251,7 +270,7 @@ def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions
         zo = zswap.sim_overrides(p, int(m["ram"]) - int(m["kernel_reserved"]), zswap.host_total_bytes())
         overrides = list(overrides) + zo
         notes = zswap.notes(p) + ["zswap on both sides with the host's parameters: " + ", ".join(zo)]
-    sim = simulate_runs(text, source, overrides + cgroup + pagecache, opts.runs)
+    sim = simulate_runs(text, source, overrides + cgroup + pagecache + tlb, opts.runs)
     host = run_host(text, overrides, opts, source=source)
     if host["host"].get("oom"):
         return {"sim": sim, "host": host, "comparison": None, "error": "every host run was OOM-killed"}
@@ -261,6 +280,8 @@ def compare_text(text: str, source: str, overrides: List[str], opts: HostOptions
         cmp["notes"].append(f"simulated with {cgroup[0]}: the host's memory cgroup hierarchy")
     if pagecache:
         cmp["notes"].append(f"simulated with {', '.join(pagecache)}: the host's page cache and the runner's memory.stat reads")
+    if tlb:
+        cmp["notes"].append(f"simulated with {tlb[0]}: the host's kernel (x86, 6.12+) keeps CPUs in mm_cpumask after a switch")
     return {"sim": _slim(sim), "host": _slim(host), "comparison": cmp}
 
 

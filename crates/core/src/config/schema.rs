@@ -291,6 +291,14 @@ pub struct Kernel {
     /// Default 500 (5 s).
     #[serde(default = "default_dirty_writeback_centisecs")]
     pub dirty_writeback_centisecs: u64,
+    /// x86 since 6.12 ("x86/mm/tlb: Update mm_cpumask lazily", Rik van Riel): a CPU stays in
+    /// an mm's `mm_cpumask` after it switches to another process, and reclaim's batched flush,
+    /// built with no mm, IPIs every CPU of the mask that is not lazy (`should_flush_tlb`):
+    /// every CPU that has run the mm and now runs any user task. false (the default, every
+    /// profile): the older rule, a CPU leaves the mask when it switches away. `swaplab compare`
+    /// sets it from the host's kernel release. reclaim/tlb_flush.rs.
+    #[serde(default)]
+    pub lazy_mm_cpumask: bool,
 }
 
 impl Default for Kernel {

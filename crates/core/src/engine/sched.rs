@@ -155,6 +155,10 @@ impl Sim {
         t.slice_end = t.clock + slice;
         let c = t.clock;
         self.iowait.cpu_busy(cpu, c);
+        if t.kind == TaskKind::User {
+            let mm = t.mm;
+            self.reclaim.tlb.note_switch_to(mm, cpu, self.sched.cpus.len());
+        }
         self.sched.cpus[cpu] = Some(tid);
         self.sched.cpu_token[cpu] += 1;
         self.push(c, Ev::Cpu(cpu as u32, self.sched.cpu_token[cpu]));

@@ -84,7 +84,7 @@ pub struct ReclaimState {
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg)) }
+        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
     }
 
     /// The policy, outside its own reclaim passes.

@@ -52,6 +52,16 @@
 //! and `tlb_is_not_lazy` spares it. A CPU in the batch's mask that has switched to another
 //! task since is interrupted all the same (the kernel's mask is a snapshot too).
 //!
+//! x86 6.12+ (`kernel.lazy_mm_cpumask`; "x86/mm/tlb: Update mm_cpumask lazily"): a CPU stays
+//! in the mask of every mm it has run, and is trimmed only by a flush that names the mm, at
+//! most once a second (`should_trim_cpumask`, from `flush_tlb_mm_range`; reclaim never names
+//! one). Reclaim's `arch_tlbbatch_flush` builds its `flush_tlb_info` with no mm, so
+//! `should_flush_tlb` IPIs every CPU of the batch's mask that is not lazy, whatever process
+//! it runs: a CPU running a user task is interrupted, one idle or in a kernel thread (kswapd)
+//! is not. Several single-threaded processes migrating over a few CPUs soon have every CPU
+//! in every mask: each batch flush interrupts every other busy CPU (on this project's VM a
+//! third of such a workload's task CPU, docs/evidence/host-procs.md).
+//!
 //! Costs (named parameters in `Costs`, with their sources there): the reclaimer pays
 //! `tlb_shootdown_ns` per flush that interrupts anyone, plus `tlb_shootdown_per_cpu_ns` per
 //! CPU interrupted, in its `tlb_shootdown` category; each interrupted CPU's running task
@@ -126,11 +136,27 @@ pub struct TlbBatch {
     /// `tlb_ubc->writable`.
     writable: bool,
     pub stats: TlbFlushStats,
+    /// 6.12+'s lazy `mm_cpumask`: per mm, the CPUs that have run it (None: the older rule).
+    mm_cpus: Option<Vec<Vec<bool>>>,
 }
 
 impl TlbBatch {
-    pub fn new(mode: FlushMode) -> TlbBatch {
-        TlbBatch { mode, ..Default::default() }
+    pub fn new(mode: FlushMode, lazy_mm_cpumask: bool) -> TlbBatch {
+        let lazy = lazy_mm_cpumask && matches!(mode, FlushMode::X86Batched);
+        TlbBatch { mode, mm_cpus: lazy.then(Vec::new), ..Default::default() }
+    }
+
+    /// A task of `mm` starts running on `cpu` (`switch_mm_irqs_off` sets the CPU in the new
+    /// mm's mask; 6.12+ leaves it in the old one's).
+    pub(crate) fn note_switch_to(&mut self, mm: u32, cpu: usize, ncpu: usize) {
+        if let Some(masks) = &mut self.mm_cpus {
+            if masks.len() <= mm as usize {
+                masks.resize(mm as usize + 1, Vec::new());
+            }
+            let m = &mut masks[mm as usize];
+            m.resize(ncpu, false);
+            m[cpu] = true;
+        }
     }
 
     /// arm64: a cleared PTE's TLBI, broadcast by the hardware to every CPU.
@@ -175,6 +201,13 @@ impl Sim {
         let mm = self.tasks[task as usize].mm;
         let own = self.mem.cpu;
         let Sim { sched, tasks, reclaim, .. } = self;
+        if let Some(masks) = &reclaim.tlb.mm_cpus {
+            // 6.12+: every CPU that has run the mm; which of them are interrupted is decided
+            // at the flush (the non-lazy ones).
+            let ran: Vec<usize> = masks.get(mm as usize).map_or(Vec::new(), |m| m.iter().enumerate().filter(|&(c, &on)| on && c != own).map(|(c, _)| c).collect());
+            reclaim.tlb.add(sched.cpus.len(), ran.into_iter(), dirty);
+            return;
+        }
         // The non-lazy part of `mm_cpumask`: the CPUs other than the reclaimer's running a
         // user task in `mm`. Read straight into the batch: this runs for every folio unmapped.
         let running_mm = sched.cpus.iter().enumerate().filter_map(|(c, t)| {
@@ -208,8 +241,18 @@ impl Sim {
             self.tlb_broadcast_wait(cost);
             return;
         }
-        // A CPU gone idle since is in lazy TLB mode: no IPI (`tlb_is_not_lazy`).
-        let targets: Vec<u32> = self.reclaim.tlb.take().into_iter().filter_map(|c| self.sched.cpus[c]).collect();
+        // A CPU gone idle since is in lazy TLB mode: no IPI (`tlb_is_not_lazy`). With the
+        // 6.12+ mask, a CPU in a kernel thread is lazy too (`should_flush_tlb`).
+        let lazy_mask = self.reclaim.tlb.mm_cpus.is_some();
+        let tasks = &self.tasks;
+        let targets: Vec<u32> = self
+            .reclaim
+            .tlb
+            .take()
+            .into_iter()
+            .filter_map(|c| self.sched.cpus[c])
+            .filter(|&t| !lazy_mask || tasks[t as usize].kind == TaskKind::User)
+            .collect();
         if targets.is_empty() {
             return;
         }
