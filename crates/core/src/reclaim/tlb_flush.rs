@@ -159,6 +159,23 @@ impl TlbBatch {
         }
     }
 
+    /// 6.12+: every CPU that has run `mm` but the reclaimer's `own` joins the batch; which of
+    /// them are interrupted is decided at the flush (the non-lazy ones). False under the older
+    /// rule, where the caller adds the CPUs running `mm` now. Runs for every folio unmapped:
+    /// the mask is read straight into the batch.
+    fn add_mm_mask(&mut self, mm: u32, own: usize, ncpu: usize, dirty: bool) -> bool {
+        let Some(masks) = &self.mm_cpus else { return false };
+        self.cpus.resize(ncpu.max(self.cpus.len()), false);
+        if let Some(m) = masks.get(mm as usize) {
+            for (c, _) in m.iter().enumerate().filter(|&(c, &on)| on && c != own) {
+                self.cpus[c] = true;
+                self.pending = true;
+            }
+        }
+        self.writable |= dirty && self.pending;
+        true
+    }
+
     /// arm64: a cleared PTE's TLBI, broadcast by the hardware to every CPU.
     fn add_broadcast(&mut self, dirty: bool) {
         self.tlbis += 1;
@@ -201,11 +218,7 @@ impl Sim {
         let mm = self.tasks[task as usize].mm;
         let own = self.mem.cpu;
         let Sim { sched, tasks, reclaim, .. } = self;
-        if let Some(masks) = &reclaim.tlb.mm_cpus {
-            // 6.12+: every CPU that has run the mm; which of them are interrupted is decided
-            // at the flush (the non-lazy ones).
-            let ran: Vec<usize> = masks.get(mm as usize).map_or(Vec::new(), |m| m.iter().enumerate().filter(|&(c, &on)| on && c != own).map(|(c, _)| c).collect());
-            reclaim.tlb.add(sched.cpus.len(), ran.into_iter(), dirty);
+        if reclaim.tlb.add_mm_mask(mm, own, sched.cpus.len(), dirty) {
             return;
         }
         // The non-lazy part of `mm_cpumask`: the CPUs other than the reclaimer's running a
