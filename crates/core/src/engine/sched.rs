@@ -22,6 +22,10 @@ pub(crate) struct Sched {
     pub cpus: Vec<Option<u32>>,
     /// Bumped whenever a CPU changes hands, invalidating its queued `Ev::Cpu` events.
     pub cpu_token: Vec<u64>,
+    /// When each idle CPU's last task left it. A task's kernel work runs atomically at its
+    /// own clock, so a CPU can be given up at a time later than the event being processed
+    /// (a direct reclaim pass that spun on the lru_lock for 100 ms): it is not free before.
+    pub idle_from: Vec<u64>,
     /// Runnable tasks by (vruntime, enqueue order, tid): the leftmost runs next; among equal
     /// vruntimes the one queued first (the rbtree puts an equal key to the right).
     pub runq: BTreeSet<(u64, u64, u32)>,
@@ -47,6 +51,7 @@ impl Sched {
         Sched {
             cpus: vec![None; ncpu],
             cpu_token: vec![0; ncpu],
+            idle_from: vec![0; ncpu],
             runq: BTreeSet::new(),
             enqueued: 0,
             min_vruntime: 0,
@@ -75,8 +80,14 @@ impl Sim {
         t.timer_token += 1;
         t.runnable_since = t.clock;
         t.vruntime = if sleeper { t.vruntime.max(min_v.saturating_sub(credit)) } else { t.vruntime.max(min_v + slice) };
-        if let Some(cpu) = self.sched.cpus.iter().position(|c| c.is_none()) {
-            self.dispatch(cpu, tid, at);
+        // The first CPU idle at `at`; failing that, the idle CPU whose task left it first: one
+        // given up in the future of `at` takes the task when it frees, not before (no CPU runs
+        // two tasks at once).
+        let idle_cpus = || (0..self.sched.cpus.len()).filter(|&c| self.sched.cpus[c].is_none());
+        let idle = idle_cpus().find(|&c| self.sched.idle_from[c] <= at).or_else(|| idle_cpus().min_by_key(|&c| (self.sched.idle_from[c], c)));
+        if let Some(cpu) = idle {
+            let from = at.max(self.sched.idle_from[cpu]);
+            self.dispatch(cpu, tid, from);
             return;
         }
         let v = self.tasks[tid as usize].vruntime;
@@ -174,6 +185,7 @@ impl Sim {
         if let Some(next) = self.pick_next() {
             self.dispatch(cpu, next, at);
         } else {
+            self.sched.idle_from[cpu] = at;
             self.iowait.cpu_idle(cpu, at);
         }
     }
@@ -270,5 +282,37 @@ impl Sim {
         }
         t.clock = t.clock.max(at) + wake_cost;
         self.make_runnable(tid, at);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::{Sim, TState};
+
+    /// Guards the idle CPU's release time: a task whose kernel work ran ahead of the event
+    /// loop (a direct reclaim pass is atomic at its clock) gives its CPU up at that clock; a
+    /// task woken earlier in virtual time gets the CPU only from then. Handed over at the
+    /// wake-up's time, the two ran on one CPU at once: a 2.6.28 hackbench of 5,600 processes
+    /// on 4 CPUs (seed 001) ran 137 s of CPU in 19.9 s, 87 s of it spinning on the lru_lock
+    /// against tasks that could not have been running.
+    #[test]
+    fn a_cpu_given_up_ahead_of_the_event_loop_runs_no_woken_task_before_it_is_free() {
+        let text = "name = \"t\"\n[machine]\ncpus = 1\nram = \"64MiB\"\n[[task]]\nname = \"t\"\ninstances = 2\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
+        let r = crate::config::load(text, "t.toml", &[]).expect("valid");
+        let mut s = Sim::new(&r);
+        let (a, b) = (0, 1);
+        s.make_runnable(a, 0);
+        assert_eq!(s.sched.cpus[0], Some(a));
+        // `a` runs 100 ms of kernel work at once, then sleeps: its CPU is free at 100 ms.
+        let ahead = 100_000_000;
+        s.tasks[a as usize].clock = ahead;
+        s.tasks[a as usize].state = TState::Blocked;
+        s.release_cpu(0, ahead);
+        assert_eq!(s.sched.cpus[0], None, "nothing else was runnable");
+        // `b` wakes at time 0 (the event loop is still there).
+        s.make_runnable(b, 0);
+        assert_eq!(s.sched.cpus[0], Some(b));
+        let t = &s.tasks[b as usize];
+        assert!(t.exec_start >= ahead && t.clock >= ahead, "b runs from {} ns on a CPU busy until {ahead} ns", t.exec_start);
     }
 }
