@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from swaplab.experiments import tomllib
+from swaplab.host import tlb_cost
 
 
 def test_calibrate_measures_the_submitters_cpu_and_keeps_it_out_of_the_read_tables(host_ready, tmp_path):
@@ -65,3 +66,14 @@ def test_calibrate_measures_the_submitters_cpu_and_keeps_it_out_of_the_read_tabl
         assert len(f.read().strip().splitlines()) == 1, "the reclaim and swap-in phases left swap on"
     assert not [d for d in os.listdir("/sys/fs/cgroup/memory" if os.path.isdir("/sys/fs/cgroup/memory") else "/sys/fs/cgroup")
                 if d.startswith("swaplab")], "the reclaim phase left a cgroup"
+    # The TLB-flush phase (tlb_cost.py): on this x86 machine with two or more CPUs, the probe
+    # counted IPIs (every flush interrupted the spinning peer in most rounds) and the preset
+    # carries the sender's and the interrupted CPU's cost per IPI.
+    if len(os.sched_getaffinity(0)) >= 2 and "TLB shootdowns" in open("/proc/interrupts").read():
+        tlb = preset["measured"]["tlb"]
+        assert tlb["cpu_flusher"] != tlb["cpu_peer"], tlb
+        assert 0.5 <= tlb["ipis_per_flush"] <= 1.01, f"the peer took {tlb['ipis_per_flush']} IPIs per flush"
+        assert all(r["local_ipis"] <= r["iters"] // 100 for r in tlb["rounds"]), "the forked child's flushes IPI'd the peer"
+        per_target = tlb_cost.default_per_cpu_ns()
+        assert costs["tlb_shootdown_ns"] == max(0, round(tlb["initiator_ns"] - per_target)), (costs, tlb["initiator_ns"])
+        assert tlb["initiator_ns"] > 0 and costs["tlb_ipi_receive_ns"] > 0, tlb

@@ -75,6 +75,15 @@ fn host_calibrate_faults(py: Python<'_>, directory: PathBuf, pages: u64) -> PyRe
     Ok(serde_json::to_string(&r).expect("serializes"))
 }
 
+/// TLB-flush IPI costs (crates/host/src/tlb_probe.rs); JSON, or None where the probe does not
+/// apply (one CPU, or no TLB-flush IPIs on this architecture).
+#[pyfunction]
+#[pyo3(signature = (iters=20000, rounds=8))]
+fn host_calibrate_tlb(py: Python<'_>, iters: u64, rounds: usize) -> PyResult<Option<String>> {
+    let r = py.allow_threads(|| swaplab_host::tlb_probe::tlb_shootdown(iters, rounds)).map_err(|e| PyOSError::new_err(e.to_string()))?;
+    Ok(r.map(|r| serde_json::to_string(&r).expect("serializes")))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<HostWorker>()?;
     m.add_function(wrap_pyfunction!(host_die_with_parent, m)?)?;
@@ -83,5 +92,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_fs_magic, m)?)?;
     m.add_function(wrap_pyfunction!(host_calibrate_device, m)?)?;
     m.add_function(wrap_pyfunction!(host_calibrate_faults, m)?)?;
+    m.add_function(wrap_pyfunction!(host_calibrate_tlb, m)?)?;
     Ok(())
 }

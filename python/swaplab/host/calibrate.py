@@ -5,7 +5,8 @@ The preset file (``~/.config/swaplab/devices/NAME.toml`` or ``--out``) has three
 * ``[provenance]``: host, kernel, date, method, the measured file system / block device;
 * ``[device]``: every field of the simulator's ``DeviceParams`` (crates/core/src/device);
 * ``[costs]``: the CPU cost parameters measured here (fields of ``[costs]`` in a workload), the
-  reclaim costs scaled to this machine by reclaim_cost.py, a swap-in's own costs by swapin_cost.py;
+  reclaim costs scaled to this machine by reclaim_cost.py, a swap-in's own costs by swapin_cost.py,
+  a TLB-flush IPI's costs by tlb_cost.py;
 * ``[compressor]``: zswap's compressor per 4 KiB page by content (compressor_cost.py), which
   the parser gives to a workload's ``[zswap]``/``[zram]`` using that compressor;
 * ``[measured]``: the raw measurements the fit came from.
@@ -24,7 +25,7 @@ import platform
 from typing import Any, Dict, Optional, Tuple
 
 from .. import _core
-from . import compressor_cost, reclaim_cost, swapin_cost
+from . import compressor_cost, reclaim_cost, swapin_cost, tlb_cost
 from .sysfs import block_dev_of, rotational
 
 PRESET_DIR = os.path.expanduser(os.environ.get("SWAPLAB_DEVICES", "~/.config/swaplab/devices"))
@@ -159,6 +160,12 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
     compressor = compressor_cost.calibrate(pages=256 if quick else 1024, log=log)
     if compressor:
         m["compressor"] = compressor["measured"]
+    if log:
+        log("measuring a TLB-flush IPI between two CPUs...")
+    tlb = tlb_cost.calibrate(quick=quick, log=log)
+    if tlb:
+        costs.update(tlb["fit"])
+        m["tlb"] = tlb["measured"]
     # Through a memory cgroup and a swap file: reclaim first, then swap-ins, whose fit needs
     # the reclaim its read-back pass does to be the host's already.
     for key, phase, what in (("reclaim", reclaim_cost, "reclaim"), ("swapin", swapin_cost, "swap-ins")):
@@ -198,7 +205,10 @@ def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional
                        "(reclaim_cost.py). swap-in: the same 256 MiB written then read back with page-cluster 0 "
                        "and 3, the read pass's thread CPU against the simulator's with the costs above, solved "
                        "for a swap-in fault's own CPU and the CPU per page read through the swap cache "
-                       "(swapin_cost.py)."),
+                       "(swapin_cost.py). TLB-flush IPI: one page written and MADV_DONTNEED'd in a loop while a "
+                       "thread of the same process spins on another CPU, against the same loop in a forked "
+                       "child, IPIs counted in /proc/interrupts; sender = extra thread CPU per IPI less the "
+                       "per-target default, receiver = the spinning thread's lost time per IPI (tlb_cost.py)."),
         },
         "device": device,
         "costs": costs,
