@@ -176,3 +176,32 @@ def test_the_simulated_side_keeps_cpus_in_mm_cpumask_on_an_x86_host_from_6_12():
     assert compare.host_tlb_overrides([], "aarch64", "6.18.0") == []
     assert compare.host_tlb_overrides(["kernel.lazy_mm_cpumask=false"], "x86_64", "6.18.0") == []
     assert compare.host_tlb_overrides([], "x86_64", "garbage") == []
+
+
+def test_compare_sets_the_hosts_tlb_flush_ipis_against_the_simulated_ones(tmp_path):
+    """The host's TLB-flush IPIs are the "TLB shootdowns" line of /proc/interrupts summed
+    over CPUs; compare sets them against the simulator's (summary.tlb_ipis), with the host's
+    spread, and leaves the row out where the host has no such count (arm64)."""
+    from swaplab.host import runner, sim_runs
+
+    interrupts = tmp_path / "interrupts"
+    interrupts.write_text("           CPU0       CPU1\n  0:         45          0   IO-APIC   2-edge  timer\n"
+                          " TLB:    6666702    5551423   TLB shootdowns\n")
+    assert runner.tlb_ipis_received(str(interrupts)) == 6666702 + 5551423
+    interrupts.write_text("           CPU0       CPU1\n IPI0:  10  20  Rescheduling interrupts\n")
+    assert runner.tlb_ipis_received(str(interrupts)) is None
+
+    sim = sim_runs.simulate_runs(SWAPPING, "s.toml", [], 1)
+    runs = []
+    for n in (900, 1000, 1300):
+        r = json.loads(json.dumps(sim))
+        r["kind"], r["summary"]["tlb_ipis"] = "host", n
+        r["host"] = {}
+        runs.append(r)
+    host = runner.aggregate(runs)
+    assert host["summary"]["tlb_ipis"] == 1000
+    rows = {r["metric"]: r for r in compare.compare_results(sim, host)["counters"]}
+    assert (rows["tlb_ipis"]["host"], rows["tlb_ipis"]["host_min"], rows["tlb_ipis"]["host_max"]) == (1000, 900, 1300)
+    assert rows["tlb_ipis"]["sim"] == sim["summary"]["tlb_ipis"]
+    host["summary"]["tlb_ipis"] = None
+    assert "tlb_ipis" not in {r["metric"] for r in compare.compare_results(sim, host)["counters"]}

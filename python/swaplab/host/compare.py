@@ -95,6 +95,12 @@ def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]
     s_ra, h_ra = sim["summary"].get("ra_hit_pct"), host["summary"].get("ra_hit_pct")
     rows.append({"metric": "ra_hit_pct", "sim": s_ra, "host": h_ra, "host_min": None, "host_max": None,
                  "rel_err": rel_err(s_ra, h_ra)})
+    s_ipi, h_ipi = sim["summary"].get("tlb_ipis"), host["summary"].get("tlb_ipis")
+    if h_ipi is not None:
+        # The host's count is the machine's (every origin): meaningful on a quiet machine.
+        sp = (host["host"].get("spread") or {}).get("tlb_ipis") or {}
+        rows.append({"metric": "tlb_ipis", "sim": s_ipi, "host": h_ipi, "host_min": sp.get("min"), "host_max": sp.get("max"),
+                     "rel_err": rel_err(s_ipi, h_ipi)})
     els = [r["elapsed_ns"] for r in per_run] or [host["elapsed_ns"]]
     sim_el = sim_spread.get("elapsed_ns")
     rows.append({"metric": "elapsed_s", "sim": sim["elapsed_ns"] / 1e9,

@@ -361,6 +361,7 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
     interval = max(int(resolved["sim"]["sample_interval"]), SAMPLER_POLL_NS)
     disks0 = {d.name: disk_stat(d.disk) for d in devices if d.disk}
     disks0[_CPU_TIMES] = cpu_times()
+    disks0[_TLB_IPIS] = tlb_ipis_received()
     v0 = vmstat()
     st0 = group.stat()
     t0 = _core.host_now_ns() + 20_000_000
@@ -421,6 +422,7 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
     ts.sample(max(0, _core.host_now_ns() - t0), v1, v0, group, lru, limit, devices)
     disks1 = {d.name: disk_stat(d.disk) for d in devices if d.disk}
     disks1[_CPU_TIMES] = cpu_times()
+    disks1[_TLB_IPIS] = tlb_ipis_received()
     for w in workers:
         _release(w)
     out = _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disks0, disks1,
@@ -540,6 +542,30 @@ def cpu_times() -> Dict[str, int]:
     return {"iowait": 0, "total": 0}
 
 
+_TLB_IPIS = "/proc/interrupts TLB"
+
+
+def tlb_ipis_received(path: str = "/proc/interrupts") -> Optional[int]:
+    """TLB-flush IPIs taken so far, summed over CPUs (the "TLB shootdowns" line of
+    /proc/interrupts, x86); None where there is no such line (arm64 broadcasts its
+    invalidations)."""
+    try:
+        with open(path) as f:
+            cpus = len(f.readline().split())
+            for line in f:
+                cols = line.split()
+                if cols and cols[0] == "TLB:":
+                    return sum(int(c) for c in cols[1:1 + cpus])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def _tlb_ipis(disks0: Dict[str, Any], disks1: Dict[str, Any]) -> Optional[int]:
+    a, b = disks0.get(_TLB_IPIS), disks1.get(_TLB_IPIS)
+    return b - a if a is not None and b is not None else None
+
+
 def _iowait(disks0: Dict[str, Any], disks1: Dict[str, Any]) -> Tuple[float, float]:
     """(cpu_iowait_s, iowait_pct) between the two snapshots, as the simulator reports them."""
     a, b = disks0.get(_CPU_TIMES), disks1.get(_CPU_TIMES)
@@ -646,9 +672,11 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     # lru_lock contention: no host counter (a lock_stat kernel would be needed).
                     "lru_lock_acquisitions": None, "lru_lock_contended": None,
                     "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
-                    # reclaim's TLB shootdowns: /proc/interrupts counts every origin's; arm64's
-                    # broadcast invalidations have no counter at all.
-                    "tlb_shootdowns": None, "tlb_ipis": None,
+                    # TLB-flush IPIs: /proc/interrupts counts every origin's, the workload's
+                    # and the rest of the machine's (a few per second on a quiet one); the
+                    # flushes that sent them have no counter (nr_tlb_remote_flush needs
+                    # CONFIG_DEBUG_TLBFLUSH), nor have arm64's broadcast invalidations.
+                    "tlb_shootdowns": None, "tlb_ipis": _tlb_ipis(disks0, disks1),
                     "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None, "tlb_broadcast_waits": None},
     }
 
@@ -726,6 +754,10 @@ def aggregate(results: List[Dict[str, Any]]) -> Dict[str, Any]:
     out["summary"]["elapsed_s"] = out["elapsed_ns"] / 1e9
     vm = out["vmstat"]
     out["summary"]["ra_hit_pct"] = round(100.0 * vm["swap_ra_hit"] / vm["swap_ra"], 2) if vm.get("swap_ra") else None
+    ipis = [r["summary"].get("tlb_ipis") for r in results]
+    if None not in ipis:
+        out["summary"]["tlb_ipis"] = int(round(_median(ipis)))
+        spread["tlb_ipis"] = {"median": _median(ipis), "min": min(ipis), "max": max(ipis)}
     out["host"]["runs"] = len(results)
     out["host"]["aggregate"] = f"per-counter medians of {len(results)} runs; tasks and timeseries from the median-elapsed run"
     out["host"]["per_run"] = [{"elapsed_ns": r["elapsed_ns"], "vmstat": r["vmstat"],
