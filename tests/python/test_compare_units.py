@@ -205,3 +205,25 @@ def test_compare_sets_the_hosts_tlb_flush_ipis_against_the_simulated_ones(tmp_pa
     assert rows["tlb_ipis"]["sim"] == sim["summary"]["tlb_ipis"]
     host["summary"]["tlb_ipis"] = None
     assert "tlb_ipis" not in {r["metric"] for r in compare.compare_results(sim, host)["counters"]}
+
+
+def test_compare_sets_the_swap_devices_time_per_read_and_notes_a_device_out_of_its_calibrated_state():
+    """diskstats' time spent reading per read on the host against the simulated device's
+    submission-to-completion time per read: a disk whose reads take longer than in its
+    calibration shows here, not only as a longer elapsed time."""
+    from swaplab.host import sim_runs
+
+    sim = sim_runs.simulate_runs(SWAPPING, "s.toml", [], 1)
+    dev = next(d for d in sim["devices"] if d["role"] == "swap")
+    assert dev["reads"] > 0 and dev["read_ticks_ns"] >= dev["reads"] * 1000, dev
+    per_read = dev["read_ticks_ns"] / dev["reads"] / 1000
+    host = json.loads(json.dumps(sim))
+    host["host"] = {"per_run": [{"elapsed_ns": sim["elapsed_ns"], "vmstat": sim["vmstat"]}], "runs": 1}
+    out = compare.compare_results(sim, host)
+    row = next(r for r in out["counters"] if r["metric"] == "swap_read_us_per_request")
+    assert abs(row["sim"] - per_read) < 0.01 and row["rel_err"] == 0.0
+    assert not [n for n in out["notes"] if "calibrated" in n]
+    hdev = next(d for d in host["devices"] if d["role"] == "swap")
+    hdev["read_ticks_ns"] *= 2
+    out = compare.compare_results(sim, host)
+    assert [n for n in out["notes"] if "not in the state it was calibrated in" in n], out["notes"]

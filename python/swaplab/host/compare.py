@@ -71,6 +71,19 @@ def _zswap_rows(sim: Dict[str, Any], host: Dict[str, Any], per_run: List[Dict[st
     return rows
 
 
+# A note when the swap device's time per read differs by more than this between the sides.
+READ_TIME_NOTE = 0.15
+
+
+def _read_us(result: Dict[str, Any]) -> Optional[float]:
+    """Microseconds per read request of the first swap device (diskstats' time spent reading
+    / reads completed, queueing included), None without reads or the figures."""
+    dev = next((d for d in result.get("devices") or [] if d.get("role") == "swap"), None)
+    if not dev or not dev.get("reads") or dev.get("read_ticks_ns") is None:
+        return None
+    return round(dev["read_ticks_ns"] / dev["reads"] / 1000, 2)
+
+
 def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]:
     """The comparison of one simulated and one (aggregated) host result."""
     rows = []
@@ -101,6 +114,10 @@ def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]
         sp = (host["host"].get("spread") or {}).get("tlb_ipis") or {}
         rows.append({"metric": "tlb_ipis", "sim": s_ipi, "host": h_ipi, "host_min": sp.get("min"), "host_max": sp.get("max"),
                      "rel_err": rel_err(s_ipi, h_ipi)})
+    s_read, h_read = _read_us(sim), _read_us(host)
+    if s_read is not None and h_read is not None:
+        rows.append({"metric": "swap_read_us_per_request", "sim": s_read, "host": h_read, "host_min": None,
+                     "host_max": None, "rel_err": rel_err(s_read, h_read)})
     els = [r["elapsed_ns"] for r in per_run] or [host["elapsed_ns"]]
     sim_el = sim_spread.get("elapsed_ns")
     rows.append({"metric": "elapsed_s", "sim": sim["elapsed_ns"] / 1e9,
@@ -120,6 +137,10 @@ def compare_results(sim: Dict[str, Any], host: Dict[str, Any]) -> Dict[str, Any]
             h = _get(ht, m)
             tasks.append({"task": f"{ht['name']}#{ht['instance']}", "metric": m, "sim": s, "host": h, "rel_err": rel_err(s, h)})
     notes = []
+    if s_read is not None and h_read is not None and abs(rel_err(s_read, h_read)) > READ_TIME_NOTE:
+        notes.append(f"the swap device's reads took {h_read:.1f} us each on the host against {s_read:.1f} us simulated: "
+                     "if the workload's reads are alike on both sides, the device is not in the state it was "
+                     "calibrated in (recalibrate beside the run)")
     s_ra_mode, h_ra_mode = sim["summary"].get("readahead"), host["summary"].get("readahead")
     if s_ra_mode and h_ra_mode and _ra_family(s_ra_mode) != _ra_family(h_ra_mode):
         notes.append(f"readahead differs: the simulator used {s_ra_mode!r}, the host kernel {h_ra_mode!r} "

@@ -618,7 +618,10 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                      "requests": (b["reads"] - a["reads"]) + (b["writes"] - a["writes"]),
                      "pages_read": (b["read_sectors"] - a["read_sectors"]) // 8,
                      "pages_written": (b["write_sectors"] - a["write_sectors"]) // 8,
-                     "busy_ns": (b["io_ticks_ms"] - a["io_ticks_ms"]) * 1_000_000})
+                     "busy_ns": (b["io_ticks_ms"] - a["io_ticks_ms"]) * 1_000_000,
+                     # the whole disk's reads (the swap file's and anything else on it)
+                     "reads": b["reads"] - a["reads"],
+                     "read_ticks_ns": (b.get("read_ticks_ms", 0) - a.get("read_ticks_ms", 0)) * 1_000_000})
     ra_hit_pct = round(100.0 * vm["swap_ra_hit"] / vm["swap_ra"], 2) if vm.get("swap_ra") else None
     config = {k: v for k, v in resolved.items()}
     info = host_info()

@@ -123,10 +123,12 @@ def rotational(dev: str) -> Optional[bool]:
 
 
 def disk_stat(dev: str) -> Dict[str, int]:
-    """/sys/block/DEV/stat: reads, read sectors, writes, written sectors, io_ticks (ms)."""
+    """/sys/block/DEV/stat: reads, read sectors, time spent reading (ms), writes, written
+    sectors, io_ticks (ms)."""
     f = read(f"/sys/block/{dev}/stat").split()
     v = [int(x) for x in f]
-    return {"reads": v[0], "read_sectors": v[2], "writes": v[4], "write_sectors": v[6], "io_ticks_ms": v[9]}
+    return {"reads": v[0], "read_sectors": v[2], "read_ticks_ms": v[3], "writes": v[4], "write_sectors": v[6],
+            "io_ticks_ms": v[9]}
 
 
 def host_info() -> Dict[str, str]:

@@ -67,6 +67,11 @@ pub struct Device {
     pub pages_read: u64,
     pub pages_written: u64,
     pub busy_ns: u64,
+    /// Read requests completed, and their summed time from submission (queueing included) to
+    /// completion: /proc/diskstats' reads and "time spent reading", so a run's time per read
+    /// can be set against the host's (the disk's state during the run against its calibration).
+    pub reads: u64,
+    pub read_ticks_ns: u64,
 }
 
 /// What [`Device::submit`] did with a request.
@@ -110,6 +115,8 @@ impl Device {
             pages_read: 0,
             pages_written: 0,
             busy_ns: 0,
+            reads: 0,
+            read_ticks_ns: 0,
         }
     }
 
@@ -185,7 +192,8 @@ impl Device {
         table.at(self.rng.unit())
     }
 
-    fn start(&mut self, now: u64, req: Request) -> u64 {
+    /// Start `req`, submitted at `submitted`, now.
+    fn start(&mut self, now: u64, req: Request, submitted: u64) -> u64 {
         let lat = self.access_latency(req);
         if !req.write {
             self.next_read = req.start + req.pages as u64;
@@ -203,6 +211,8 @@ impl Device {
             self.pages_written += req.pages as u64;
         } else {
             self.pages_read += req.pages as u64;
+            self.reads += 1;
+            self.read_ticks_ns += done - submitted.min(done);
         }
         done
     }
@@ -238,7 +248,7 @@ impl Device {
     pub fn submit_for(&mut self, now: u64, req: Request, token: u32, owner: Option<u32>) -> Submitted {
         if self.busy_channels < self.params.parallelism && self.queued() == 0 {
             self.allocate(req.write);
-            return Submitted::Started(self.start(now, req));
+            return Submitted::Started(self.start(now, req, now));
         }
         let q = Queued { token, req, at: now };
         let inserted = match self.params.scheduler.as_str() {
@@ -275,7 +285,7 @@ impl Device {
             }
             _ => self.fifo.pop_front(),
         };
-        next.map(|q| (q.token, self.start(now, q.req)))
+        next.map(|q| (q.token, self.start(now, q.req, q.at)))
     }
 
     /// Requests started but not finished plus those waiting.

@@ -111,12 +111,14 @@ impl Sim {
                 pages_read: s.device.pages_read,
                 pages_written: s.device.pages_written,
                 busy_ns: s.device.busy_ns,
+                reads: s.device.reads,
+                read_ticks_ns: s.device.read_ticks_ns,
                 zram: s.zram.as_ref().map(|z| z.stats()),
             })
             .collect();
         if self.io.file_dev.requests > 0 {
             let d = &self.io.file_dev;
-            devices.push(DeviceResult { name: "file".into(), role: "file".into(), requests: d.requests, pages_read: d.pages_read, pages_written: d.pages_written, busy_ns: d.busy_ns, zram: None });
+            devices.push(DeviceResult { name: "file".into(), role: "file".into(), requests: d.requests, pages_read: d.pages_read, pages_written: d.pages_written, busy_ns: d.busy_ns, reads: d.reads, read_ticks_ns: d.read_ticks_ns, zram: None });
         }
         let cpu_time = elapsed.saturating_mul(self.sched.cpus.len() as u64);
         let iowait_ns = self.iowait.total_ns(elapsed).min(cpu_time);

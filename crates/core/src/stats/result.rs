@@ -137,6 +137,10 @@ pub struct DeviceResult {
     pub pages_read: u64,
     pub pages_written: u64,
     pub busy_ns: u64,
+    /// Read requests completed and their summed submission-to-completion time (diskstats'
+    /// reads and time spent reading).
+    pub reads: u64,
+    pub read_ticks_ns: u64,
     /// A zram device's `mm_stat` (and `failed_writes`) at the end of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub zram: Option<crate::swap::zram::ZramStats>,
