@@ -5,7 +5,8 @@
 
 use super::lists::*;
 use super::pid::{positive_ctrl_err, MAX_NR_TIERS, MIN_LRU_BATCH};
-use super::{Era, MgLru, MAX_LRU_BATCH, MIN_NR_GENS};
+use super::{AbortRule, Era, MgLru, MAX_LRU_BATCH, MIN_NR_GENS};
+use crate::config::Watermarks;
 use crate::engine::Sim;
 use crate::mm::*;
 use crate::stats::CpuCategory;
@@ -36,23 +37,65 @@ impl MgLru {
     }
 
     /// `try_to_shrink_lruvec` (6.14+) / `lru_gen_shrink_lruvec` (6.1): evict in batches until
-    /// `get_nr_to_scan`'s share is scanned or the goal is met.
+    /// `get_nr_to_scan`'s share is scanned or the era's `should_abort_scan` stops it.
     pub(super) fn try_to_shrink_lruvec(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
         let s = self.swappiness_now(sim);
+        let seq = self.max_seq;
         let mut scanned = 0u64;
+        let mut need_swapping = false;
         loop {
             let n = self.get_nr_to_scan(sim, sc, s);
             if n <= 0 {
                 break;
             }
-            let delta = self.evict_folios(sim, sc, s, n as u64);
+            let (delta, anon_taken) = self.evict_folios(sim, sc, s, n as u64);
             if delta == 0 {
                 break;
             }
+            need_swapping |= anon_taken;
             scanned += delta;
-            // should_abort_scan (root reclaim): the goal is met.
-            if scanned >= n as u64 || sc.nr_reclaimed >= sc.nr_to_reclaim || sc.batch_waits() {
+            if scanned >= n as u64 || sc.batch_waits() || self.should_abort_scan(sc, seq, need_swapping, sim.nr_free(), &sim.mem.wm) {
                 break;
+            }
+        }
+    }
+
+    /// `should_abort_scan` / `get_nr_to_reclaim` of the kernel (`AbortRule`), after a batch
+    /// that left some of the pass's share unscanned. `seq`: `max_seq` when the pass began;
+    /// `need_swapping`: the pass has evicted anon; `free`: the node's free pages. A kswapd
+    /// step is one `balance_pgdat` iteration with its own count, so `sc->last_reclaimed` is 0.
+    fn should_abort_scan(&self, sc: &mut ScanControl, seq: u64, need_swapping: bool, free: u64, wm: &Watermarks) -> bool {
+        let goal_met = sc.nr_reclaimed >= sc.nr_to_reclaim;
+        match self.abort {
+            AbortRule::Fairness => {
+                if !sc.kswapd {
+                    // Age each lruvec at most once; over-swapping adds allocation latency.
+                    if self.max_seq - seq > 1 || (goal_met && need_swapping) {
+                        return true;
+                    }
+                    if sc.memcg {
+                        return false;
+                    }
+                } else if !goal_met {
+                    return false;
+                }
+                // Keep scanning at priorities 12 and 11, for fairness among memcgs.
+                if sc.priority > DEF_PRIORITY - 2 {
+                    return false;
+                }
+                let wmark = if sc.kswapd { wm.high } else { wm.low };
+                if wmark > free {
+                    return false;
+                }
+                // Enough was done; report the progress so the caller stops too.
+                sc.nr_reclaimed += MIN_LRU_BATCH;
+                true
+            }
+            AbortRule::Goal => !sc.memcg && goal_met,
+            AbortRule::HighWmark => {
+                // kswapd also stops once every zone is above high + MIN_LRU_BATCH
+                // (zone_watermark_ok: free pages above the mark).
+                !sc.memcg && (goal_met || (sc.kswapd && free > wm.high + MIN_LRU_BATCH))
             }
         }
     }
@@ -140,8 +183,8 @@ impl MgLru {
 
     /// `evict_folios`: isolate a batch from the oldest generation, drop empty oldest
     /// generations, reclaim through the shared page-out path, put the survivors back.
-    /// Returns the pages scanned.
-    fn evict_folios(&mut self, sim: &mut Sim, sc: &mut ScanControl, s: u64, n: u64) -> u64 {
+    /// Returns the pages scanned, and whether anon folios were taken (6.1's `need_swapping`).
+    fn evict_folios(&mut self, sim: &mut Sim, sc: &mut ScanControl, s: u64, n: u64) -> (u64, bool) {
         let (mut scanned, ty, list) = self.isolate_folios(sim, sc, s, n);
         // isolate_folios sorts and isolates under lru_lock (§5.6): every folio it scanned
         // moved on or off a list.
@@ -153,7 +196,7 @@ impl MgLru {
             scanned = 0;
         }
         if list.is_empty() {
-            return scanned;
+            return (scanned, false);
         }
         let taken = list.len() as u64;
         sc.nr_taken += taken;
@@ -184,7 +227,7 @@ impl MgLru {
         }
         sc.nr_reclaimed += reclaimed;
         sc.count_steal(&mut sim.stats.vm, ty == ANON, reclaimed);
-        scanned
+        (scanned, ty == ANON)
     }
 
     /// The survivors of `shrink_folio_list` back on the lists: activated ones with PG_active;
@@ -459,6 +502,48 @@ mod tests {
     fn policy(profile: &str) -> MgLru {
         let text = format!("[machine]\nram = \"32MiB\"\nkernel_reserved = \"4MiB\"\n[kernel]\nprofile = \"{profile}\"\nreclaim = \"mglru\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"file\"\nsize = \"4MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n");
         MgLru::new(&config::load(&text, "test.toml", &[]).expect("test config loads"))
+    }
+
+    /// After a batch, does the eviction loop stop? Each kernel's rule (`AbortRule`) on the
+    /// same situations: (kswapd, memcg, priority, pages reclaimed, anon evicted, free pages).
+    fn aborts(p: &MgLru, seq: u64, case: (bool, bool, i32, u64, bool, u64)) -> (bool, u64) {
+        let (kswapd, memcg, priority, reclaimed, anon, free) = case;
+        let wm = Watermarks { min: 1000, low: 1250, high: 1500 };
+        let mut sc = ScanControl::new(32, kswapd, memcg, 0);
+        sc.priority = priority;
+        sc.nr_reclaimed = reclaimed;
+        let stop = p.should_abort_scan(&mut sc, seq, anon, free, &wm);
+        (stop, sc.nr_reclaimed)
+    }
+
+    #[test]
+    fn each_kernel_stops_mglru_eviction_by_its_own_should_abort_scan() {
+        let (v61, v63, v68) = (policy("6.1"), policy("6.3"), policy("6.8"));
+        let seq = v61.max_seq;
+        // 6.1: a direct reclaimer that evicted anon stops at its goal, at any priority...
+        assert_eq!(aborts(&v61, seq, (false, false, 12, 32, true, 0)), (true, 32));
+        // ...one that took only page cache keeps scanning its share at priorities 12 and 11,
+        assert_eq!(aborts(&v61, seq, (false, false, 12, 32, false, 5000)), (false, 32));
+        // and below, stops once the zone is above low, reporting MIN_LRU_BATCH more.
+        assert_eq!(aborts(&v61, seq, (false, false, 9, 32, false, 1200)), (false, 32));
+        assert_eq!(aborts(&v61, seq, (false, false, 9, 32, false, 1250)), (true, 32 + MIN_LRU_BATCH));
+        // memcg reclaim of page cache never stops early; one that aged twice always does.
+        assert_eq!(aborts(&v61, seq, (false, true, 9, 32, false, 5000)), (false, 32));
+        assert_eq!(aborts(&v61, seq - 2, (false, true, 12, 0, false, 0)), (true, 0));
+        // kswapd: not before its goal, not at 12 or 11, then once above high.
+        assert_eq!(aborts(&v61, seq, (true, false, 9, 31, true, 9999)), (false, 31));
+        assert_eq!(aborts(&v61, seq, (true, false, 11, 32, true, 9999)), (false, 32));
+        assert_eq!(aborts(&v61, seq, (true, false, 9, 32, true, 1499)), (false, 32));
+        assert_eq!(aborts(&v61, seq, (true, false, 9, 32, true, 1500)), (true, 32 + MIN_LRU_BATCH));
+        // 6.3-6.7: global reclaim stops at its goal, memcg reclaim never.
+        assert_eq!(aborts(&v63, seq, (false, false, 12, 32, false, 0)), (true, 32));
+        assert_eq!(aborts(&v63, seq, (true, false, 12, 31, true, 9999)), (false, 31));
+        assert_eq!(aborts(&v63, seq, (false, true, 12, 32, true, 0)), (false, 32));
+        // 6.8+: the same, and kswapd also once free pages pass high + MIN_LRU_BATCH.
+        assert_eq!(aborts(&v68, seq, (true, false, 12, 0, true, 1500 + MIN_LRU_BATCH)), (false, 0));
+        assert_eq!(aborts(&v68, seq, (true, false, 12, 0, true, 1501 + MIN_LRU_BATCH)), (true, 0));
+        assert_eq!(aborts(&v68, seq, (false, false, 12, 0, true, 9999)), (false, 0));
+        assert_eq!(aborts(&v68, seq, (false, true, 12, 32, true, 9999)), (false, 32));
     }
 
     /// Two page-cache folios in the oldest generation: one read once (tier 0), one read four

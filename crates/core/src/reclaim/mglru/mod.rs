@@ -71,6 +71,36 @@ impl Era {
     }
 }
 
+/// What ends `lru_gen_shrink_lruvec`'s eviction loop before the pass's share
+/// (`total >> priority`) is scanned (kernel-algorithms.md §5.5). It changed twice after the
+/// merge, inside the 6.1-6.13 era; the kernel profile's minor version picks it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AbortRule {
+    /// 6.1-6.2 `should_abort_scan` (f76c83378851 "mm: multi-gen LRU: optimize multiple
+    /// memcgs"): a direct reclaimer stops once its goal is met only if it evicted anon
+    /// ("over-swapping can increase allocation latency") or aged the lruvec twice; kswapd not
+    /// before its goal; nobody at priorities 12 and 11; below, once the zones are above the
+    /// reclaimer's watermark (kswapd: high, direct: low).
+    Fairness,
+    /// 6.3-6.7 `get_nr_to_reclaim` (a579086c99ed "remove eviction fairness safeguard"):
+    /// global reclaim stops at its goal, memcg reclaim never.
+    Goal,
+    /// 6.8+ `should_abort_scan` (5095a2b23987 "mm/mglru: try to stop at high watermarks"):
+    /// global reclaim stops at its goal, kswapd also once the zones are above high + 64;
+    /// memcg reclaim never.
+    HighWmark,
+}
+
+impl AbortRule {
+    pub fn of_profile(profile: &str) -> AbortRule {
+        match profile.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()) {
+            Some(1..=2) => AbortRule::Fairness,
+            Some(3..=7) => AbortRule::Goal,
+            _ => AbortRule::HighWmark,
+        }
+    }
+}
+
 /// What the aging walk and look-around did (debugfs `lru_gen_full`'s mm stats and more).
 #[derive(Clone, Debug, Default)]
 pub struct WalkStats {
@@ -91,6 +121,7 @@ pub struct WalkStats {
 /// The generations, their lists and the controller of the one lruvec (`struct lru_gen_folio`).
 pub struct MgLru {
     era: Era,
+    abort: AbortRule,
     caps: u32,
     swappiness: u64,
     min_ttl_ns: u64,
@@ -114,6 +145,7 @@ impl MgLru {
         let k = &cfg.config.kernel;
         MgLru {
             era: Era::of_profile(&k.profile),
+            abort: AbortRule::of_profile(&k.profile),
             caps: k.lru_gen_enabled,
             swappiness: k.swappiness as u64,
             min_ttl_ns: k.lru_gen_min_ttl_ms * 1_000_000,
@@ -426,5 +458,15 @@ mod tests {
         assert_eq!(Era::of_profile("6.13"), Era::V6_1);
         assert_eq!(Era::of_profile("6.14"), Era::V6_14);
         assert_eq!(Era::of_profile("6.x"), Era::V6_14);
+    }
+
+    #[test]
+    fn abort_rule_follows_the_profile_minor_version() {
+        assert_eq!(AbortRule::of_profile("6.1"), AbortRule::Fairness);
+        assert_eq!(AbortRule::of_profile("6.2"), AbortRule::Fairness);
+        assert_eq!(AbortRule::of_profile("6.3"), AbortRule::Goal);
+        assert_eq!(AbortRule::of_profile("6.7"), AbortRule::Goal);
+        assert_eq!(AbortRule::of_profile("6.8"), AbortRule::HighWmark);
+        assert_eq!(AbortRule::of_profile("6.x"), AbortRule::HighWmark);
     }
 }
