@@ -40,9 +40,11 @@ impl Sim {
     /// Allocate a page for task `tid` (running on `cpu`), reclaiming as the kernel's slow path
     /// does (§3.3): fast path above low; wake kswapd; above min; direct reclaim; retry; OOM.
     /// In memcg mode the charge is checked against the limit first (try_charge). A 2.6.28
-    /// direct reclaim that napped continues where it slept, without the fast path.
+    /// direct reclaim that napped continues where it slept, without the fast path; so does a
+    /// 2.6.28–2.6.32 allocation that napped after reclaim progress (`alloc_rebalance`).
     pub(crate) fn alloc_page(&mut self, tid: u32, cpu: usize) -> Alloc {
         let mut loops = 0;
+        let mut rebalance = std::mem::take(&mut self.tasks[tid as usize].alloc_rebalance);
         loop {
             loops += 1;
             let resume = self.tasks[tid as usize].dr_cont.as_ref().map(|c| c.memcg);
@@ -57,7 +59,7 @@ impl Sim {
                     None => continue,
                 }
             }
-            if resume.is_none() {
+            if resume.is_none() && !std::mem::take(&mut rebalance) {
                 let free = self.nr_free();
                 if free > self.mem.wm.low {
                     return Alloc::Frame(self.take_frame());
@@ -84,9 +86,18 @@ impl Sim {
     /// watermark: with progress, `congestion_wait(WRITE, HZ/50)` and rebalance (retry); without
     /// (every zone all-unreclaimable), one try at the high watermark to catch a parallel OOM
     /// kill, then `out_of_memory` and restart. No retry counter existed yet.
+    ///
+    /// The retry after the nap is `goto rebalance`, in 2.6.28's `__alloc_pages_internal` and
+    /// 2.6.32's `__alloc_pages_slowpath` alike: straight into `__alloc_pages_direct_reclaim`
+    /// (kernel-algorithms.md §3.3), whose `get_page_from_freelist` at the min watermark comes
+    /// only after `try_to_free_pages`. The free lists are not looked at first, so whatever
+    /// kswapd or an overflowing per-CPU list put back during the nap does not spare the task
+    /// another reclaim (`restart:`, which wakes kswapd and tries the free lists, is only taken
+    /// after an OOM kill). The task keeps that in `alloc_rebalance` for its retried fault.
     fn after_reclaim_2_6_28(&mut self, tid: u32, got: u64) -> Option<Alloc> {
         if got > 0 {
             let timeout = self.jiffy_ns * (self.cfg.config.kernel.hz as u64 / 50).max(1);
+            self.tasks[tid as usize].alloc_rebalance = true;
             return Some(self.alloc_retry_sleep(tid, timeout));
         }
         if self.nr_free() > self.mem.wm.high {
@@ -414,6 +425,32 @@ mod tests {
         let hz_50 = s.jiffy_ns * (s.cfg.config.kernel.hz as u64 / 50);
         assert_eq!(sleep_after(&mut s, next), Some(hz_50));
         assert!(s.io.congestion_waiters.contains(&0), "a congestion_wait, woken when a queue decongests");
+        assert!(s.tasks[0].alloc_rebalance, "the retry goes back to rebalance:");
+    }
+
+    /// 2.6.28–2.6.32 retry an allocation after the HZ/50 nap at `rebalance:`, which is direct
+    /// reclaim: pages kswapd freed during the nap do not let the task skip it. The free lists
+    /// are tried first again only by a fresh allocation (`restart:` / the fast path).
+    #[test]
+    fn a_2_6_32_allocation_retried_after_its_nap_reclaims_before_it_looks_at_the_free_lists() {
+        for profile in ["2.6.32", "2.6.28"] {
+            let mut s = sim(profile);
+            assert!(s.nr_free() > s.mem.wm.low, "{profile}: the fast path alone would take a page");
+            s.tasks[0].alloc_rebalance = true;
+            let stalls = s.stats.vm.allocstall;
+            let _ = s.alloc_page(0, 0);
+            assert_eq!(s.stats.vm.allocstall, stalls + 1, "{profile}: the retried allocation reclaims first");
+            assert!(!s.tasks[0].alloc_rebalance, "{profile}: the retry is taken once");
+            // The same machine without a nap behind the allocation: the free lists first.
+            let mut s = sim(profile);
+            assert!(matches!(s.alloc_page(0, 0), Alloc::Frame(_)));
+            assert_eq!(s.stats.vm.allocstall, 0, "{profile}: a fresh allocation takes the fast path");
+        }
+        // Later eras retry at the free lists (4.x's `retry:` calls get_page_from_freelist
+        // first); their allocator never sets the flag.
+        let mut s = sim("6.x");
+        let _ = s.after_reclaim(0, 5, 1, false);
+        assert!(!s.tasks[0].alloc_rebalance);
     }
 
     #[test]

@@ -76,6 +76,10 @@ pub struct Task {
     pub dr_throttle_since: Option<u64>,
     /// A 2.6.28 direct reclaim asleep in its `congestion_wait` nap, continued on wake-up.
     pub dr_cont: Option<crate::reclaim::DirectReclaimCont>,
+    /// 2.6.28–2.6.32: the allocation napped in `congestion_wait(HZ/50)` after reclaim made
+    /// progress, and its retry goes back to `rebalance:` (direct reclaim first), not to the
+    /// free lists (engine/memory.rs `alloc_page`).
+    pub alloc_rebalance: bool,
     /// A swap-in whose readahead window slept in the allocator, continued on wake-up.
     pub ra_cont: Option<super::swapin_window::ReadaheadCont>,
     pub oom_killed: bool,
@@ -192,6 +196,7 @@ impl Task {
             dr_pages_hist: Histogram::default(),
             dr_throttle_since: None,
             dr_cont: None,
+            alloc_rebalance: false,
             ra_cont: None,
             oom_killed: false,
             runq_wait_ns: 0,

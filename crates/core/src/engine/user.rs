@@ -158,6 +158,9 @@ impl Sim {
                     t.touches += 1;
                     t.clock += touch_ns + compute;
                     t.fault_was_major = false;
+                    // A retried fault that found its page without allocating ends the
+                    // allocation that napped (memory.rs `alloc_rebalance`).
+                    t.alloc_rebalance = false;
                     if self.dirty_pause(tid, cpu) {
                         return;
                     }
