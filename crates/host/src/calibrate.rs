@@ -264,13 +264,13 @@ struct Qd1Kind {
 fn qd1_runs(fd: &Fd, pages: u64, seconds: f64, kinds: &[Qd1Kind]) -> io::Result<Vec<Qd1Run>> {
     let buf = Region::map(PAGE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)?;
     fill(&buf, kinds.first().map_or(0, |k| k.seed));
-    interleaved_qd1(pages, seconds, kinds, |kind, page| pio(fd, &buf, PAGE, page * PAGE as u64, kind.write))
+    interleaved_qd1(pages, seconds, kinds, now_ns, |kind, page| pio(fd, &buf, PAGE, page * PAGE as u64, kind.write))
 }
 
 /// The measurement loop of [`qd1_runs`] over any `request` (a test drives it with a device
-/// whose speed drifts). Each kind keeps its own offsets across rounds (a sequential kind
-/// continues where its last round stopped) and ends with at least 32 requests.
-fn interleaved_qd1(pages: u64, seconds: f64, kinds: &[Qd1Kind], mut request: impl FnMut(Qd1Kind, u64) -> io::Result<()>) -> io::Result<Vec<Qd1Run>> {
+/// whose speed drifts, on a virtual `clock`). Each kind keeps its own offsets across rounds (a
+/// sequential kind continues where its last round stopped) and ends with at least 32 requests.
+fn interleaved_qd1(pages: u64, seconds: f64, kinds: &[Qd1Kind], clock: impl Fn() -> u64, mut request: impl FnMut(Qd1Kind, u64) -> io::Result<()>) -> io::Result<Vec<Qd1Run>> {
     let mut rngs: Vec<Rng> = kinds.iter().map(|k| Rng::new(k.seed)).collect();
     let mut cursors: Vec<u64> = rngs.iter_mut().map(|r| r.below(pages)).collect();
     let mut runs: Vec<(Histogram, u64)> = kinds.iter().map(|_| (Histogram::default(), 0)).collect();
@@ -281,7 +281,7 @@ fn interleaved_qd1(pages: u64, seconds: f64, kinds: &[Qd1Kind], mut request: imp
         let order: Vec<usize> = if round % 2 == 0 { (0..kinds.len()).collect() } else { (0..kinds.len()).rev().collect() };
         for k in order {
             let kind = &kinds[k];
-            let end = now_ns() + slice_ns;
+            let end = clock() + slice_ns;
             let cpu0 = thread_cpu_ns();
             let (h, cpu) = &mut runs[k];
             loop {
@@ -289,9 +289,9 @@ fn interleaved_qd1(pages: u64, seconds: f64, kinds: &[Qd1Kind], mut request: imp
                     Pattern::Random => rngs[k].below(pages),
                     Pattern::Sequential => (cursors[k] + 1) % pages,
                 };
-                let t0 = now_ns();
+                let t0 = clock();
                 request(*kind, cursors[k])?;
-                let t1 = now_ns();
+                let t1 = clock();
                 h.record(t1 - t0);
                 let last_round = round + 1 == QD1_ROUNDS;
                 if t1 >= end && (!last_round || h.count() >= 32) {
@@ -559,18 +559,20 @@ mod tests {
     /// (measured one after the other, the second would carry the drift as its own cost).
     #[test]
     fn kinds_measured_on_a_drifting_device_see_the_same_device() {
-        let start = now_ns();
+        // The device and its clock are virtual (a request advances the clock by its cost), so
+        // the machine's load cannot stretch one kind's slice: the test failed under a
+        // concurrent `reproduce --all` when it busy-waited on the wall clock (stop 28).
+        let clock = std::cell::Cell::new(0u64);
         let seconds = 0.2;
         // 20 us at the start, 60 us at the end of the measurement (two kinds: 2 x seconds).
         let drifting = |_: Qd1Kind, _: u64| {
-            let t0 = now_ns();
-            let elapsed = (t0 - start) as f64 / (2.0 * seconds * 1e9);
+            let elapsed = clock.get() as f64 / (2.0 * seconds * 1e9);
             let cost = (20_000.0 + 40_000.0 * elapsed.min(1.0)) as u64;
-            while now_ns() - t0 < cost {}
+            clock.set(clock.get() + cost);
             Ok(())
         };
         let kinds = [Qd1Kind { pattern: Pattern::Random, write: false, seed: 1 }, Qd1Kind { pattern: Pattern::Sequential, write: false, seed: 2 }];
-        let runs = interleaved_qd1(1 << 16, seconds, &kinds, drifting).unwrap();
+        let runs = interleaved_qd1(1 << 16, seconds, &kinds, || clock.get(), drifting).unwrap();
         let median = |r: &Qd1Run| r.times.percentiles().p50 as f64;
         let (a, b) = (median(&runs[0]), median(&runs[1]));
         assert!(runs.iter().all(|r| r.times.count() >= 32));
