@@ -125,16 +125,16 @@ fn tlb_interrupts_on(cpu_column: usize) -> io::Result<u64> {
         .ok_or_else(|| io::Error::new(io::ErrorKind::Unsupported, "no TLB shootdowns line in /proc/interrupts"))
 }
 
-/// The CPUs this thread may run on, in order.
-fn allowed_cpus() -> io::Result<Vec<usize>> {
+/// The calling thread's affinity set.
+fn affinity() -> io::Result<libc::cpu_set_t> {
     // SAFETY: zeroed cpu_set_t is an empty set; sched_getaffinity fills it.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     sys::check(unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) }, "sched_getaffinity")?;
-    Ok((0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &set) }).collect())
+    Ok(set)
 }
 
 fn pin_to(cpu: usize) -> io::Result<()> {
-    // SAFETY: as above.
+    // SAFETY: as in affinity().
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     unsafe { libc::CPU_SET(cpu, &mut set) };
     sys::check(unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) }, "sched_setaffinity")
@@ -208,7 +208,9 @@ impl Drop for AffinityGuard {
 /// Runs the probe. Ok(None) when it cannot apply here: fewer than two CPUs, or no TLB-flush
 /// IPIs on this architecture.
 pub fn tlb_shootdown(iters: u64, rounds: usize) -> io::Result<Option<TlbReport>> {
-    let cpus = allowed_cpus()?;
+    let saved = affinity()?;
+    // SAFETY: CPU_ISSET reads a set sched_getaffinity filled.
+    let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize).filter(|&c| unsafe { libc::CPU_ISSET(c, &saved) }).collect();
     if cpus.len() < 2 {
         return Ok(None);
     }
@@ -217,9 +219,6 @@ pub fn tlb_shootdown(iters: u64, rounds: usize) -> io::Result<Option<TlbReport>>
     if tlb_interrupts_on(column).is_err() {
         return Ok(None);
     }
-    // SAFETY: as in allowed_cpus.
-    let mut saved: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-    unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut saved) };
     let _restore = AffinityGuard(saved);
     let spins = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));

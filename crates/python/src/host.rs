@@ -84,6 +84,13 @@ fn host_calibrate_tlb(py: Python<'_>, iters: u64, rounds: usize) -> PyResult<Opt
     Ok(r.map(|r| serde_json::to_string(&r).expect("serializes")))
 }
 
+/// TLB-shootdown interrupts per CPU from /proc/interrupts' text (x86's "TLB:" line), None
+/// where the line is absent: the probe's parser, shared with the host runner's count.
+#[pyfunction]
+fn host_tlb_interrupts(text: &str) -> Option<Vec<u64>> {
+    swaplab_host::tlb_probe::tlb_interrupts(text)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<HostWorker>()?;
     m.add_function(wrap_pyfunction!(host_die_with_parent, m)?)?;
@@ -93,5 +100,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(host_calibrate_device, m)?)?;
     m.add_function(wrap_pyfunction!(host_calibrate_faults, m)?)?;
     m.add_function(wrap_pyfunction!(host_calibrate_tlb, m)?)?;
+    m.add_function(wrap_pyfunction!(host_tlb_interrupts, m)?)?;
     Ok(())
 }

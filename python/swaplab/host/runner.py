@@ -548,17 +548,13 @@ _TLB_IPIS = "/proc/interrupts TLB"
 def tlb_ipis_received(path: str = "/proc/interrupts") -> Optional[int]:
     """TLB-flush IPIs taken so far, summed over CPUs (the "TLB shootdowns" line of
     /proc/interrupts, x86); None where there is no such line (arm64 broadcasts its
-    invalidations)."""
+    invalidations). The line is parsed by calibrate's TLB probe (crates/host/src/tlb_probe.rs)."""
     try:
         with open(path) as f:
-            cpus = len(f.readline().split())
-            for line in f:
-                cols = line.split()
-                if cols and cols[0] == "TLB:":
-                    return sum(int(c) for c in cols[1:1 + cpus])
-    except (OSError, ValueError):
-        pass
-    return None
+            counts = _core.host_tlb_interrupts(f.read())
+    except OSError:
+        return None
+    return sum(counts) if counts is not None else None
 
 
 def _tlb_ipis(disks0: Dict[str, Any], disks1: Dict[str, Any]) -> Optional[int]:
