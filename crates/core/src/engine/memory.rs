@@ -40,13 +40,14 @@ impl Sim {
     /// Allocate a page for task `tid` (running on `cpu`), reclaiming as the kernel's slow path
     /// does (§3.3): fast path above low; wake kswapd; above min; direct reclaim; retry; OOM.
     /// In memcg mode the charge is checked against the limit first (try_charge). A 2.6.28
-    /// direct reclaim that napped continues where it slept, without the fast path; so does a
-    /// 2.6.28–2.6.32 allocation that napped after reclaim progress (`alloc_rebalance`).
+    /// direct reclaim that napped continues where it slept, without the fast path; an
+    /// allocation retried after reclaim progress goes back to the era's `rebalance:`
+    /// (`alloc_rebalance`, see [`Sim::rebalance_tries_free_lists`]).
     pub(crate) fn alloc_page(&mut self, tid: u32, cpu: usize) -> Alloc {
         let mut loops = 0;
-        let mut rebalance = std::mem::take(&mut self.tasks[tid as usize].alloc_rebalance);
         loop {
             loops += 1;
+            let rebalance = std::mem::take(&mut self.tasks[tid as usize].alloc_rebalance);
             let resume = self.tasks[tid as usize].dr_cont.as_ref().map(|c| c.memcg);
             if resume == Some(true) || (resume.is_none() && self.memcg_over()) {
                 let DirectReclaim::Done(got) = self.direct_reclaim(tid, cpu, true, true) else { return Alloc::Blocked };
@@ -59,13 +60,15 @@ impl Sim {
                     None => continue,
                 }
             }
-            if resume.is_none() && !std::mem::take(&mut rebalance) {
+            if resume.is_none() {
                 let free = self.nr_free();
-                if free > self.mem.wm.low {
-                    return Alloc::Frame(self.take_frame());
+                if !rebalance {
+                    if free > self.mem.wm.low {
+                        return Alloc::Frame(self.take_frame());
+                    }
+                    self.wakeup_kswapd();
                 }
-                self.wakeup_kswapd();
-                if free > self.mem.wm.min {
+                if (!rebalance || self.rebalance_tries_free_lists()) && free > self.mem.wm.min {
                     return Alloc::Frame(self.take_frame());
                 }
             }
@@ -110,14 +113,32 @@ impl Sim {
         None
     }
 
+    /// Where `rebalance:` begins, for an allocation retried after reclaim progress
+    /// (`alloc_rebalance`; kernel-algorithms.md §3.3). 2.6.28's `__alloc_pages_internal` and
+    /// 2.6.32's `__alloc_pages_slowpath` put the label after the slow path's "last chance"
+    /// `get_page_from_freelist`, so the retry is direct reclaim first. Andrew Barry's
+    /// "Prevent unending loop in __alloc_pages_slowpath" (linux-mm, May 2011, for 3.0: an
+    /// order-0 `GFP_NOFS` allocation looped through `wait_iff_congested` without ever looking
+    /// at the free lists again) moved `rebalance:` above that check: 3.14's retry after
+    /// `wait_iff_congested(HZ/50)` takes a page at the min watermark first, without waking
+    /// kswapd (only `restart:` wakes it). Later eras retry at `retry:`, which wakes kswapd
+    /// and is the fast path's order; they never set `alloc_rebalance`.
+    fn rebalance_tries_free_lists(&self) -> bool {
+        self.profile == Profile::V3_14
+    }
+
     /// `should_reclaim_retry` and friends after a direct reclaim that did not free enough,
     /// with each era's sleep before the retry (`reclaim/writeback_stall.rs`): 3.14's
     /// `wait_iff_congested(preferred_zone, BLK_RW_ASYNC, HZ/50)` after progress, 4.x's
     /// write-pending `congestion_wait(BLK_RW_ASYNC, HZ/10)` after none; 6.x does not sleep.
-    /// A memory cgroup's charge (`memcg`) retries without them.
+    /// A memory cgroup's charge (`memcg`) retries without them. 3.14's retry after progress,
+    /// slept or not, is `goto rebalance` (`alloc_rebalance`).
     fn after_reclaim(&mut self, tid: u32, got: u64, loops: u32, memcg: bool) -> Option<Alloc> {
         if got > 0 {
             self.tasks[tid as usize].no_progress = 0;
+            if !memcg && self.profile == Profile::V3_14 {
+                self.tasks[tid as usize].alloc_rebalance = true;
+            }
             if !memcg && self.profile == Profile::V3_14 && self.wait_iff_congested_sleeps() {
                 let timeout = self.jiffy_ns * (self.cfg.config.kernel.hz as u64 / 50).max(1);
                 return Some(self.alloc_retry_sleep(tid, timeout));
@@ -451,6 +472,40 @@ mod tests {
         let mut s = sim("6.x");
         let _ = s.after_reclaim(0, 5, 1, false);
         assert!(!s.tasks[0].alloc_rebalance);
+    }
+
+    /// 3.14's retry after reclaim progress is `goto rebalance` too, but since 3.0 the label
+    /// comes before the slow path's last free-list check (at the min watermark), and only
+    /// `restart:` wakes kswapd: between min and low the retry takes a page and leaves a
+    /// sleeping kswapd asleep, where a fresh allocation's fast path wakes it.
+    #[test]
+    fn a_3_14_allocation_retried_after_progress_takes_a_page_above_min_without_waking_kswapd() {
+        let mut s = sim("3.14");
+        let _ = s.after_reclaim(0, 5, 1, false);
+        assert!(s.tasks[0].alloc_rebalance, "should_alloc_retry -> wait_iff_congested -> goto rebalance");
+        for rebalance in [true, false] {
+            let mut s = sim("3.14");
+            while s.nr_free() > s.mem.wm.min + 1 {
+                s.take_frame();
+            }
+            assert!(s.nr_free() <= s.mem.wm.low, "between min and low");
+            let k = s.kswapd as usize;
+            assert_eq!(s.tasks[k].state, TState::Sleeping);
+            s.tasks[0].alloc_rebalance = rebalance;
+            assert!(matches!(s.alloc_page(0, 0), Alloc::Frame(_)), "a page above min, no reclaim");
+            assert_eq!(s.stats.vm.allocstall, 0);
+            assert!(!s.tasks[0].alloc_rebalance, "the retry is taken once");
+            let woken = s.tasks[k].state != TState::Sleeping;
+            assert_eq!(woken, !rebalance, "rebalance: {rebalance}: kswapd woken {woken}");
+        }
+        // At the min watermark the retry reclaims, as 2.6.32's does.
+        let mut s = sim("3.14");
+        while s.nr_free() > s.mem.wm.min {
+            s.take_frame();
+        }
+        s.tasks[0].alloc_rebalance = true;
+        let _ = s.alloc_page(0, 0);
+        assert!(s.stats.vm.allocstall > 0, "at min the retry reclaims");
     }
 
     #[test]

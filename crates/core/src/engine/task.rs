@@ -76,9 +76,9 @@ pub struct Task {
     pub dr_throttle_since: Option<u64>,
     /// A 2.6.28 direct reclaim asleep in its `congestion_wait` nap, continued on wake-up.
     pub dr_cont: Option<crate::reclaim::DirectReclaimCont>,
-    /// 2.6.28–2.6.32: the allocation napped in `congestion_wait(HZ/50)` after reclaim made
-    /// progress, and its retry goes back to `rebalance:` (direct reclaim first), not to the
-    /// free lists (engine/memory.rs `alloc_page`).
+    /// The allocation retries after reclaim progress (2.6.28–2.6.32's HZ/50 nap, 3.14's
+    /// `wait_iff_congested`) at the era's `rebalance:`, not at the free lists of the fast
+    /// path (engine/memory.rs `alloc_page`, `rebalance_tries_free_lists`).
     pub alloc_rebalance: bool,
     /// A swap-in whose readahead window slept in the allocator, continued on wake-up.
     pub ra_cont: Option<super::swapin_window::ReadaheadCont>,
