@@ -522,6 +522,33 @@ mod tests {
         assert_eq!(sc.nr_scanned, SWAP_CLUSTER_MAX, "one round of 32 took the call past SWAP_CLUSTER_MAX");
     }
 
+    /// 2.6.32's `shrink_zone` breaks out once `nr_reclaimed > swap_cluster_max` only below
+    /// DEF_PRIORITY and `!current_is_kswapd()`, and at priority 0 takes each list's whole size
+    /// without `get_scan_ratio`'s percentages: a kswapd pass at priority 0 goes through the
+    /// whole inactive anon list, however far past its goal, where a direct reclaim stops after
+    /// the round that passes SWAP_CLUSTER_MAX (mm/vmscan.c of a 2.6.32 tree,
+    /// zybsyzlz/linux-2.6.32; docs/evidence/frontswap2010.md, session 29). This is where the
+    /// seed 002 guest's kswapd frees thousands of pages while the program naps.
+    #[test]
+    fn a_2_6_32_kswapd_pass_at_priority_0_scans_the_whole_inactive_list_past_its_goal() {
+        let text = "name = \"t\"\n[machine]\nram = \"64MiB\"\n[kernel]\nprofile = \"2.6.32\"\n[[swap]]\ndevice = \"zram\"\nsize = \"64MiB\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
+        let cfg = crate::config::load(text, "t.toml", &[]).expect("valid");
+        for (kswapd, scanned) in [(true, 2000), (false, 2 * SWAP_CLUSTER_MAX)] {
+            let mut sim = crate::engine::Sim::new(&cfg);
+            let mut lru = ClassicLru::new(&cfg);
+            for _ in 0..2000 {
+                let f = sim.take_frame();
+                sim.mem.frames[f as usize].flags |= PG_SWAPBACKED;
+                lru.folio_add(&mut sim.mem.frames, f);
+            }
+            let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, kswapd, false, 0);
+            sc.priority = 0;
+            lru.shrink_lruvec(&mut sim, &mut sc);
+            assert_eq!(sc.nr_scanned, scanned, "kswapd {kswapd}: pages scanned at priority 0");
+            assert!(sc.nr_reclaimed >= scanned / 2, "kswapd {kswapd}: unreferenced pages are freed ({})", sc.nr_reclaimed);
+        }
+    }
+
     /// `activate_page` (mark_page_accessed's second access) counts the page as scanned and
     /// rotated before 5.8: a file page read twice weighs against scanning the file lists.
     #[test]
