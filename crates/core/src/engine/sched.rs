@@ -220,6 +220,7 @@ impl Sim {
         }
         match self.tasks[tid as usize].kind {
             TaskKind::Kernel(k) => self.kthread_step(k, tid, cpu),
+            TaskKind::User if self.tasks[tid as usize].memdie => self.memdie_exit(tid, cpu),
             TaskKind::User => {
                 self.reclaim.lru_lock.running = Some((tid, cpu));
                 self.run_user(tid, cpu, horizon);

@@ -83,6 +83,10 @@ pub struct Task {
     /// A swap-in whose readahead window slept in the allocator, continued on wake-up.
     pub ra_cont: Option<super::swapin_window::ReadaheadCont>,
     pub oom_killed: bool,
+    /// TIF_MEMDIE: chosen by a 2.6.28 OOM kill and not yet exited. Its memory is freed when
+    /// it next gets a CPU and exits (there is no OOM reaper before 4.6); meanwhile
+    /// `select_bad_process` chooses no other victim (engine/memory.rs `oom_kill_2_6_28`).
+    pub memdie: bool,
     /// Time spent runnable but waiting for a CPU.
     pub runq_wait_ns: u64,
     pub runnable_since: u64,
@@ -199,6 +203,7 @@ impl Task {
             alloc_rebalance: false,
             ra_cont: None,
             oom_killed: false,
+            memdie: false,
             runq_wait_ns: 0,
             runnable_since: 0,
             vruntime: 0,
