@@ -397,44 +397,62 @@ impl Sim {
         self.free_frame(f);
     }
 
-    /// OOM killer (§3.14): the user task with the highest rss + swap entries dies; its
-    /// memory is freed at once (the OOM reaper). Returns the victim.
+    /// OOM killer (§3.14): the process with the highest rss + swap entries dies, every thread
+    /// of it (`__oom_kill_process` kills all tasks sharing the victim's mm; `oom_badness`
+    /// scores the mm); its memory is freed at once (the OOM reaper). Returns the victim.
     pub(crate) fn oom_kill(&mut self) -> Option<u32> {
         let victim = self.oom_victim()?;
         self.oom_kill_now(victim);
         Some(victim)
     }
 
-    /// `select_bad_process`: the user task with the highest rss + swap entries.
+    /// The rss and swap entries of the process whose address space is `mm` (all its threads'
+    /// mappings).
+    fn mm_footprint(&self, mm: u32) -> (u64, u64) {
+        let vmas = self.tasks.iter().filter(|t| t.kind == super::TaskKind::User && t.mm == mm).flat_map(|t| t.vmas.iter());
+        vmas.fold((0, 0), |(r, s), &v| (r + self.mem.vmas[v as usize].rss, s + self.mem.vmas[v as usize].swapents))
+    }
+
+    /// `select_bad_process`: a task of the process with the highest rss + swap entries.
     fn oom_victim(&self) -> Option<u32> {
         let mut best: Option<(u64, u32)> = None;
         for (i, t) in self.tasks.iter().enumerate() {
             if t.kind != super::TaskKind::User || t.state == TState::Done || matches!(t.state, TState::New) {
                 continue;
             }
-            let score: u64 = t.vmas.iter().map(|&v| self.mem.vmas[v as usize].rss + self.mem.vmas[v as usize].swapents).sum();
-            if best.map_or(true, |(s, _)| score > s) {
-                best = Some((score, i as u32));
+            let (rss, swap) = self.mm_footprint(t.mm);
+            if best.map_or(true, |(s, _)| rss + swap > s) {
+                best = Some((rss + swap, i as u32));
             }
         }
         best.map(|(_, victim)| victim)
     }
 
     fn count_oom_kill(&mut self, victim: u32) {
-        let (rss, swap): (u64, u64) = {
-            let t = &self.tasks[victim as usize];
-            (t.vmas.iter().map(|&v| self.mem.vmas[v as usize].rss).sum(), t.vmas.iter().map(|&v| self.mem.vmas[v as usize].swapents).sum())
-        };
+        let (rss, swap) = self.mm_footprint(self.tasks[victim as usize].mm);
         self.stats.vm.oom_kill += 1;
         let label = self.tasks[victim as usize].label();
         self.record_event("oom_kill", label, rss, swap);
     }
 
-    /// Kill `victim` and free its memory at once (the OOM reaper, 4.6+; and a victim that is
-    /// the allocating task itself).
+    /// Kill `victim`'s process, every thread of it, and free its memory at once (the OOM
+    /// reaper, 4.6+; and a victim that is the allocating task itself).
     fn oom_kill_now(&mut self, victim: u32) {
         self.count_oom_kill(victim);
-        // Take it off whatever it waits on.
+        let mm = self.tasks[victim as usize].mm;
+        let threads: Vec<u32> = (0..self.tasks.len() as u32)
+            .filter(|&t| {
+                let t = &self.tasks[t as usize];
+                t.kind == super::TaskKind::User && t.mm == mm && t.state != TState::Done && !matches!(t.state, TState::New)
+            })
+            .collect();
+        for t in threads {
+            self.kill_task(t);
+        }
+    }
+
+    /// SIGKILL: take the task off whatever it waits on and end it.
+    fn kill_task(&mut self, victim: u32) {
         if self.tasks[victim as usize].state == TState::Runnable {
             self.dequeue(victim);
         }

@@ -248,17 +248,80 @@ impl Sim {
                 self.store_at_work_end = Some(self.swap.store.counters().debugfs.into_iter().collect());
             }
         }
-        let t = &mut self.tasks[tid as usize];
-        let vmas = t.vmas.clone();
-        // mmput: exit_mmap, and the swap token goes with the mm.
+        // mmput: the swap token goes with the task; exit_mmap runs when the mm's last user
+        // exits (`mm_users`), so a thread of a process (config `threads`) leaves its mappings
+        // to the last thread of the process to exit.
         if let Some(token) = &mut self.swap.token {
             token.put(tid);
         }
-        for v in vmas {
+        for v in self.vmas_to_unmap_at_exit(tid) {
             self.zap_vma(v);
         }
         if self.sched.cpus.get(cpu).copied().flatten() == Some(tid) {
             self.release_cpu(cpu, end);
+        }
+    }
+
+    /// Is a thread of the process whose address space is `mm` (`Task::mm`) still running its
+    /// program (the mm still has users)?
+    pub(crate) fn process_alive(&self, mm: u32) -> bool {
+        self.tasks.iter().any(|t| t.kind == TaskKind::User && t.mm == mm && t.state != TState::Done)
+    }
+
+    /// The VMAs `exit_mmap` tears down when task `tid` exits: none while another thread of its
+    /// process (same mm) is alive, else those of every thread of the process.
+    fn vmas_to_unmap_at_exit(&self, tid: u32) -> Vec<u32> {
+        let mm = self.tasks[tid as usize].mm;
+        if self.process_alive(mm) {
+            return Vec::new();
+        }
+        self.tasks.iter().filter(|t| t.kind == TaskKind::User && t.mm == mm).flat_map(|t| t.vmas.iter().copied()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Sim, TState, TaskKind};
+
+    /// One process of two threads (config `threads`), each with its own 1 MiB arena, or two
+    /// processes.
+    fn two(threads: bool) -> (Sim, u32, u32) {
+        let text = format!("name = \"t\"\n[machine]\nram = \"64MiB\"\n[[task]]\nname = \"p\"\ninstances = 2\nthreads = {threads}\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n");
+        let s = Sim::new(&crate::config::load(&text, "t.toml", &[]).expect("valid"));
+        let users: Vec<u32> = (0..s.tasks.len() as u32).filter(|&t| s.tasks[t as usize].kind == TaskKind::User).collect();
+        (s, users[0], users[1])
+    }
+
+    #[test]
+    fn threads_leave_their_mappings_to_the_last_thread_of_the_process() {
+        let (mut s, a, b) = two(true);
+        s.tasks[a as usize].state = TState::Done;
+        assert!(s.vmas_to_unmap_at_exit(a).is_empty(), "the other thread still uses the mm");
+        s.tasks[b as usize].state = TState::Done;
+        let mut got = s.vmas_to_unmap_at_exit(b);
+        let mut all: Vec<u32> = s.tasks[a as usize].vmas.iter().chain(&s.tasks[b as usize].vmas).copied().collect();
+        got.sort();
+        all.sort();
+        assert_eq!(got, all, "the last thread's exit tears down every thread's mappings");
+        // Two processes: each one's mappings go with it.
+        let (mut s, a, _) = two(false);
+        s.tasks[a as usize].state = TState::Done;
+        assert_eq!(s.vmas_to_unmap_at_exit(a), s.tasks[a as usize].vmas);
+    }
+
+    #[test]
+    fn the_oom_killer_kills_every_thread_of_the_victim_process() {
+        for threads in [true, false] {
+            let (mut s, a, b) = two(threads);
+            for t in [a, b] {
+                s.tasks[t as usize].state = TState::Sleeping;
+            }
+            let v = s.tasks[b as usize].vmas[0];
+            s.mem.vmas[v as usize].rss = 10;
+            assert_eq!(s.oom_kill(), Some(if threads { a } else { b }));
+            assert_eq!(s.stats.vm.oom_kill, 1, "one victim process");
+            let killed: Vec<bool> = [a, b].iter().map(|&t| s.tasks[t as usize].oom_killed).collect();
+            assert_eq!(killed, if threads { vec![true, true] } else { vec![false, true] }, "threads {threads}");
         }
     }
 }

@@ -113,7 +113,9 @@ impl MgLru {
         self.walk.walks += 1;
         for t in 0..sim.tasks.len() {
             let task = &sim.tasks[t];
-            if task.kind != TaskKind::User || matches!(task.state, TState::Done | TState::New) {
+            // A thread that exited leaves its mappings in the mm while the process lives.
+            let gone = task.state == TState::Done && !sim.process_alive(task.mm);
+            if task.kind != TaskKind::User || task.state == TState::New || gone {
                 continue;
             }
             // should_skip_mm: too small to matter.
