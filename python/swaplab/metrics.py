@@ -24,6 +24,9 @@ or None when the run has nothing to measure (no task matched, no readahead happe
                             (memtier's Ops/sec, fio's IOPS; ``tasks[].requests``)
 ``op_kb_per_s``             their bytes per second in KiB/s (memtier's KB/sec)
 ``op_mib_per_s``            the same in MiB/s (fio's BW)
+``memtier_ops_per_s``       memtier's Ops/sec: the matching tasks' measured requests over
+                            their mean window (see ``memtier_rate``)
+``memtier_kb_per_s``        memtier's KB/sec: their bytes over the same duration, in KiB/s
 ``op_latency_pNN_us``       request-latency percentile (mean, p50, p90, p99, p99.9,
                             max), weighted by requests
 ==========================  =========================================================
@@ -104,6 +107,22 @@ def _requests(ts: List[Dict[str, Any]], key: str, div: float) -> Optional[float]
     return sum(r.get(key, 0.0) for r in rs) / div if rs else None
 
 
+def memtier_rate(ts: List[Dict[str, Any]], key: str, div: float) -> Optional[float]:
+    """A memtier run's total rate: all threads' requests (``key`` = "ops") or bytes ("bytes")
+    over one duration. memtier merges its threads' statistics by averaging their start times
+    and their end times (``run_stats::merge``, ``timeval_factorial_average``) and divides the
+    totals by the difference (``run_stats::summarize``): the mean of the per-thread windows.
+    Unlike the sum of per-thread rates, a thread that runs longer (or alone) weighs by its
+    share of the requests, not by its own rate. None when no task made requests."""
+    rs = [t["requests"] for t in ts if t.get("requests")]
+    if not rs:
+        return None
+    mean_window_s = sum(r.get("window_ns", 0) for r in rs) / len(rs) / 1e9
+    if mean_window_s <= 0:
+        return None
+    return sum(r.get(key, 0) for r in rs) / mean_window_s / div
+
+
 def ra_hit_pct(raw: Dict[str, Any]) -> Optional[float]:
     vm = raw.get("vmstat", {}) or {}
     ra = vm.get("swap_ra", 0)
@@ -123,6 +142,8 @@ _SIMPLE: Dict[str, Callable[[Dict[str, Any], List[Dict[str, Any]]], Optional[flo
     "ops_per_s": lambda raw, ts: _requests(ts, "ops_per_s", 1.0),
     "op_kb_per_s": lambda raw, ts: _requests(ts, "bytes_per_s", 1024.0),
     "op_mib_per_s": lambda raw, ts: _requests(ts, "bytes_per_s", 1024.0 * 1024.0),
+    "memtier_ops_per_s": lambda raw, ts: memtier_rate(ts, "ops", 1.0),
+    "memtier_kb_per_s": lambda raw, ts: memtier_rate(ts, "bytes", 1024.0),
 }
 
 
@@ -132,7 +153,8 @@ def _summary(raw: Dict[str, Any], key: str) -> Optional[float]:
 
 UNITS = {"elapsed_s": "s", "elapsed_cs": "cs", "throughput_kbps": "KB/s", "ra_hit_pct": "%",
          "major_faults": "", "touches": "", "iowait_pct": "%", "cpu_iowait_s": "s", "verify_errors": "",
-         "ops_per_s": "ops/s", "op_kb_per_s": "KB/s", "op_mib_per_s": "MiB/s"}
+         "ops_per_s": "ops/s", "op_kb_per_s": "KB/s", "op_mib_per_s": "MiB/s",
+         "memtier_ops_per_s": "ops/s", "memtier_kb_per_s": "KB/s"}
 
 
 # The categories of `kswapd_cpu_by_category` (crates/core/src/stats/cpu.rs, same order).

@@ -196,9 +196,23 @@ def test_requests_are_in_the_json_the_metrics_and_the_task_rows(tmp_path):
     assert metrics.extract(r.raw, "op_kb_per_s") == pytest.approx(sum(q["bytes_per_s"] for q in reqs) / 1024)
     assert metrics.extract(r.raw, "op_latency_p50_us") == pytest.approx(sum(q["latency_ns"]["p50"] for q in reqs) / 2 / 1000)
     assert metrics.unit_of("ops_per_s") == "ops/s"
+    mean_window_s = sum(q["window_ns"] for q in reqs) / 2 / 1e9
+    assert metrics.extract(r.raw, "memtier_ops_per_s") == pytest.approx(4000 / mean_window_s)
     assert list(r.tasks["requests_ops"]) == [2000, 2000] and "request_p99" in r.tasks.columns
     # The slab mapping was sized by the resolver: 2000 items of 2320 bytes, 451 per 1 MiB slab page.
     assert r.raw["config"]["task"][0]["mapping"][0]["size"] == 5 << 20
     from swaplab.table import run_report
     table = run_report(r.raw)
     assert "requests" in table and "memcached#1  2,000" in table, table
+
+
+def test_memtier_ops_per_s_divides_all_requests_by_the_mean_thread_window():
+    """memtier averages its threads' start and end times (run_stats::merge): a thread that runs
+    three times as long does not add its own rate, it lengthens the one duration."""
+    from swaplab import metrics
+    raw = {"tasks": [{"name": "kv", "requests": {"ops": 100, "bytes": 1024 * 100, "window_ns": 1_000_000_000, "ops_per_s": 100.0}},
+                     {"name": "kv", "requests": {"ops": 100, "bytes": 1024 * 100, "window_ns": 3_000_000_000, "ops_per_s": 100 / 3}}]}
+    assert metrics.extract(raw, "ops_per_s") == pytest.approx(133.333, rel=1e-4), "the sum of the per-thread rates"
+    assert metrics.extract(raw, "memtier_ops_per_s") == pytest.approx(100.0), "200 requests over a mean window of 2 s"
+    assert metrics.extract(raw, "memtier_kb_per_s") == pytest.approx(100.0)
+    assert metrics.unit_of("memtier_kb_per_s") == "KB/s"

@@ -125,3 +125,27 @@ fn a_kv_client_names_a_kv_server_with_as_many_threads() {
     bad(kv(true).replace("server = \"memcached\"\n", ""), "needs `server`");
     bad(kv(true).replace("server = \"memcached\"\n", "server = \"memcached\"\nkeys = 5\n"), "belongs to the server's kv phases");
 }
+
+/// Guards the barrier between the fill and the gets (config `barrier`, engine/barrier.rs):
+/// seed 004's fill and gets are two memtier runs, so no worker serves a get before every
+/// worker has served its last set. Without the barrier the same workload lets a worker
+/// whose fill ended early start its gets while others still fill (checked too, so the
+/// workload does tell the two apart).
+#[test]
+fn the_gets_begin_when_every_worker_has_finished_the_fill() {
+    let gets_start_and_fill_end = |text: &str| {
+        let res = run_checked(text, &[]);
+        let servers = side(&res, "memcached");
+        let fill_end = servers.iter().map(|s| s.start_ns + s.phase_elapsed_ns[0]).max().unwrap();
+        let gets_start = servers.iter().map(|s| s.end_ns - s.requests.as_ref().expect("gets").window_ns).min().unwrap();
+        (gets_start, fill_end, res)
+    };
+    let with = kv(true).replace("pattern = \"kv-get\"", "barrier = true\npattern = \"kv-get\"");
+    let (gets, fill, res) = gets_start_and_fill_end(&with);
+    assert!(gets >= fill, "the first get began at {gets} ns, before the last set ended at {fill} ns");
+    for s in side(&res, "memcached") {
+        assert_eq!(s.requests.as_ref().map_or(0, |r| r.ops), 4_000, "{}: every get served after the barrier", s.name);
+    }
+    let (gets, fill, _) = gets_start_and_fill_end(&kv(true));
+    assert!(gets < fill, "without the barrier a worker starts its gets at {gets} ns, before the last fill ends at {fill} ns");
+}

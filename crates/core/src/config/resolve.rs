@@ -198,6 +198,9 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
             if ph.touches == Some(0) {
                 return Err(at(&key("touches"), "expected at least one touch".into()));
             }
+            if ph.barrier && t.repeat {
+                return Err(at(&key("barrier"), "a barrier between phases needs a program that runs once (no `repeat`)".into()));
+            }
             if ph.pattern == PatternKind::Zipf && !(ph.zipf_theta > 0.0 && ph.zipf_theta < 10.0) {
                 return Err(at(&key("zipf_theta"), "expected 0 < zipf_theta < 10".into()));
             }

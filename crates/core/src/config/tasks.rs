@@ -306,6 +306,13 @@ pub struct PhaseSpec {
     /// Count this phase's requests in the result (default true; false for a load phase).
     #[serde(default = "default_true", skip_serializing_if = "is_true")]
     pub measure: bool,
+    /// The task's instances begin this phase together: each waits, asleep, until every
+    /// instance has ended the phases before it (or has exited). A `pthread_barrier_wait`, or a
+    /// benchmark run in steps, each a separate command started when the previous one has
+    /// ended: seed 004 fills memcached with one memtier run and reads it with a second, so no
+    /// get is sent before the last set is answered (engine/barrier.rs). Not with `repeat`.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub barrier: bool,
 }
 
 fn default_true() -> bool {

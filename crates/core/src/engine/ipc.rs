@@ -102,6 +102,13 @@ impl Sim {
             Op::FileIo { mi, touch } => self.file_io(tid, cpu, mi, touch),
             Op::Request { bytes } => self.kv_request(tid, bytes),
             Op::KvClient => self.kv_client_step(tid),
+            Op::Barrier { phase } => {
+                if self.barrier_arrive(tid, phase) {
+                    Outcome::Done
+                } else {
+                    Outcome::Blocked
+                }
+            }
         };
         if let Outcome::Blocked = out {
             self.tasks[tid as usize].pending_op = Some(op);

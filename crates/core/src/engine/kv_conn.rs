@@ -158,6 +158,22 @@ impl Sim {
         }
     }
 
+    /// A worker stops serving for a while (a barrier, engine/barrier.rs): the request it was
+    /// serving is done and the replies it built go out.
+    pub(crate) fn kv_server_idle(&mut self, tid: u32) {
+        if !self.kv_driven(tid) {
+            return;
+        }
+        let c = self.kv_conns.of(tid).expect("a driven server");
+        let conn = &mut self.kv_conns.conns[c];
+        if std::mem::take(&mut conn.serving) {
+            conn.built += 1;
+        }
+        if conn.built > 0 {
+            self.kv_transmit(c, true);
+        }
+    }
+
     /// The server sends the replies it built (`send`: one sendmsg() on its clock; false: it
     /// was killed and sends nothing) and wakes its client if it waits.
     fn kv_transmit(&mut self, c: usize, send: bool) {

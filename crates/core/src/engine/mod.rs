@@ -20,9 +20,10 @@
 //! `kthread.rs` kernel threads, `io.rs` block I/O and writeback accounting, `congestion.rs`
 //! queue congestion and `congestion_wait`, `fault.rs` page
 //! faults, `swapin_window.rs` a swap-in's readahead window, `fork.rs` fork's copy-on-write sharing and its breaking, `memory.rs` page allocation and teardown, `ipc.rs` messages and buffered file I/O,
-//! `kv_conn.rs` a kv store's client connections, `requests.rs` requests and their latency,
+//! `kv_conn.rs` a kv store's client connections, `barrier.rs` barriers between phases, `requests.rs` requests and their latency,
 //! `report.rs` samples and the result, `invariants.rs` consistency checks.
 
+mod barrier;
 mod congestion;
 mod events;
 pub(crate) mod fault;
@@ -101,6 +102,7 @@ pub struct Sim {
     pub ipc: ipc::IpcState,
     /// kv stores' client connections (engine/kv_conn.rs).
     pub kv_conns: kv_conn::KvConns,
+    pub(crate) barriers: barrier::Barriers,
     /// Dirty pages and the flusher (writeback/).
     pub wb: crate::writeback::WbState,
 }
@@ -134,6 +136,7 @@ impl Sim {
             interrupted: false,
             ipc: ipc::IpcState::new(c),
             kv_conns: kv_conn::KvConns::default(),
+            barriers: barrier::Barriers::default(),
             wb: crate::writeback::WbState::new(c),
         };
         sim.build_tasks();
@@ -192,6 +195,7 @@ impl Sim {
             }
         }
         self.kv_conns = kv_conn::KvConns::new(&cfg, &first_tid, self.tasks.len());
+        self.barriers = barrier::Barriers::new(&cfg, &first_tid, self.tasks.len());
     }
 
     /// Lay a process's mappings out from 4 GiB upwards, 2 MiB aligned with a 2 MiB gap; shared

@@ -257,6 +257,7 @@ impl Sim {
         for v in self.vmas_to_unmap_at_exit(tid) {
             self.zap_vma(v);
         }
+        self.barrier_task_done(tid);
         if self.sched.cpus.get(cpu).copied().flatten() == Some(tid) {
             self.release_cpu(cpu, end);
         }

@@ -46,6 +46,9 @@ pub enum Op {
     /// A kv client's next socket call on its connection: read the replies that arrived, or
     /// send requests up to its pipeline, or wait (engine/kv_conn.rs).
     KvClient,
+    /// Wait until every instance of the task has ended the phases before phase `phase`
+    /// (config `barrier`, engine/barrier.rs).
+    Barrier { phase: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -161,6 +164,8 @@ pub struct PhaseGen {
     pub outstanding: u32,
     /// Count this phase's requests in the result.
     pub measure: bool,
+    /// The instances begin this phase together ([`Op::Barrier`]).
+    pub barrier: bool,
 }
 
 impl PhaseGen {
@@ -202,7 +207,7 @@ impl PhaseGen {
             (_, Access::Syscall) => GenKind::Syscall,
             _ => GenKind::Touch,
         };
-        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, verify: spec.verify, compute_ns: spec.compute.0, m: [0; 5], kind, trace: None, kv: None, outstanding: spec.pipeline.or(spec.iodepth).unwrap_or(1).max(1), measure: spec.measure }
+        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, verify: spec.verify, compute_ns: spec.compute.0, m: [0; 5], kind, trace: None, kv: None, outstanding: spec.pipeline.or(spec.iodepth).unwrap_or(1).max(1), measure: spec.measure, barrier: spec.barrier }
     }
 
     /// Make this phase serve kv requests.
@@ -381,13 +386,16 @@ pub struct Program {
     held: Option<(usize, Touch)>,
     /// The live phase yields plain touches (the fast path of `next_step`).
     plain: bool,
+    /// The live phase begins with a barrier not yet yielded.
+    barrier_due: bool,
 }
 
 impl Program {
     pub fn new(phases: Vec<(usize, PhaseGen)>, repeat: bool, rng: Rng) -> Program {
         let live = phases.first().map(|(_, g)| g.clone());
-        let plain = live.as_ref().is_some_and(|g| g.kind == GenKind::Touch);
-        Program { phases, current: 0, live, repeat, rng, held: None, plain }
+        let barrier_due = live.as_ref().is_some_and(|g| g.barrier);
+        let plain = live.as_ref().is_some_and(|g| g.kind == GenKind::Touch) && !barrier_due;
+        Program { phases, current: 0, live, repeat, rng, held: None, plain, barrier_due }
     }
 
     /// The index of the phase the program is in (the number of phases once it has ended).
@@ -443,6 +451,10 @@ impl Program {
         if let Some((mi, t)) = self.held.take() {
             return Some(Step::Touch(mi, t));
         }
+        if std::mem::take(&mut self.barrier_due) {
+            self.plain = self.live.as_ref().is_some_and(|g| g.kind == GenKind::Touch);
+            return Some(Step::Op(Op::Barrier { phase: self.current as u32 }));
+        }
         loop {
             let live = self.live.as_mut()?;
             let idx = live.done;
@@ -486,8 +498,13 @@ impl Program {
                 }
                 self.current = 0;
             }
-            self.live = Some(self.phases[self.current].1.clone());
-            self.plain = self.phases[self.current].1.kind == GenKind::Touch;
+            let next = &self.phases[self.current].1;
+            self.live = Some(next.clone());
+            if next.barrier {
+                self.plain = false;
+                return Some(Step::Op(Op::Barrier { phase: self.current as u32 }));
+            }
+            self.plain = next.kind == GenKind::Touch;
         }
     }
 
