@@ -62,3 +62,63 @@ fn a_matrix_bigger_than_ram_swaps_and_vma_readahead_follows_the_residual_check()
     let hit = |r: &swaplab_core::stats::result::SimResult| v(r, "swap_ra_hit") as f64 / v(r, "swap_ra").max(1) as f64;
     assert!(hit(&vma) > 0.9, "VMA readahead along columns read in address order: hit ratio {}", hit(&vma));
 }
+
+/// The Intel Optimized LINPACK Benchmark's shape: one process of 4 threads factoring one
+/// N = 2,048 matrix (32 MiB) shared by all of them, 64-column blocks dealt round-robin.
+const LINPACK: &str = r#"
+name = "linpack"
+seed = 1
+
+[machine]
+cpus = 4
+ram = "64MiB"
+kernel_reserved = "4MiB"
+
+[kernel]
+profile = "4.14"
+
+[[swap]]
+device = "nvme"
+size = "128MiB"
+
+[[task]]
+name = "xlinpack"
+instances = 4
+threads = true
+[[task.mapping]]
+name = "matrix"
+kind = "anon"
+shared = true
+[[task.phase]]
+mapping = "matrix"
+pattern = "linpack"
+n = 2048
+nb = 64
+"#;
+
+#[test]
+fn linpack_threads_do_their_counted_touches_in_one_shared_matrix() {
+    let res = run_checked(LINPACK, &[]);
+    let expected: u64 = (0..4).map(|t| Rank::shared(2048, 64, 4, t).touches()).sum();
+    assert_eq!(total_touches(&res), expected);
+    assert_eq!(v(&res, "pswpout"), 0, "32 MiB of matrix in 60 MiB of RAM");
+    // The matrix's 8,192 pages are each first written once, by the thread owning its column.
+    let faults: u64 = res.tasks.iter().map(|t| t.minor_faults + t.major_faults).sum();
+    assert_eq!(faults, 2048 * 2048 * 8 / 4096);
+    // The LU's flops shared by 4 threads set the length of the run.
+    let lu_s = 2.0 / 3.0 * 2048f64.powi(3) / 4.0 / 15.2e9;
+    assert!(res.summary.elapsed_s > lu_s && res.summary.elapsed_s < 1.6 * lu_s, "elapsed {} s vs the LU's {lu_s} s per thread", res.summary.elapsed_s);
+}
+
+#[test]
+fn linpack_needs_threads_and_a_shared_anonymous_matrix() {
+    let err = |text: &str| swaplab_core::config::load(text, "l.toml", &[]).err().map(|e| e.to_string()).unwrap_or_default();
+    let no_threads = LINPACK.replace("threads = true\n", "");
+    assert!(err(&no_threads).contains("threads"), "{}", err(&no_threads));
+    let private = LINPACK.replace("shared = true\n", "");
+    assert!(err(&private).contains("shared = true"), "{}", err(&private));
+    let shared_process = no_threads.replace("pattern = \"linpack\"\nn = 2048\nnb = 64", "pattern = \"sequential\"");
+    assert!(err(&shared_process).contains("`shared` is for anonymous mappings of a task of threads"), "{}", err(&shared_process));
+    let grid = LINPACK.replace("nb = 64", "nb = 64\ngrid = [2, 2]");
+    assert!(err(&grid).contains("no process grid"), "{}", err(&grid));
+}

@@ -1,6 +1,7 @@
-//! `pattern = "hpl"` phases (workload/hpl.rs): checks N, NB and the process grid, one clear
-//! message per mistake, and sizes the rank's anonymous mapping as HPL_pdtest allocates it
-//! when the file leaves its size out.
+//! `pattern = "hpl"` and `"linpack"` phases (workload/hpl.rs): checks N, NB and the process
+//! grid, one clear message per mistake, and sizes the anonymous mapping as HPL_pdtest
+//! allocates a rank's share (or as the shared-memory benchmark allocates its matrix) when the
+//! file leaves its size out. Also checks `shared` mappings: they belong to tasks of threads.
 
 use super::tasks::{MappingKind, PatternKind, TaskSpec};
 use super::units::Size;
@@ -14,13 +15,22 @@ const MAX_N: u64 = 1 << 24;
 /// Validate hpl parameters and set the size of hpl mappings given without one.
 pub(super) fn resolve_hpl(tasks: &mut [TaskSpec]) -> Result<(), Error> {
     for (ti, t) in tasks.iter_mut().enumerate() {
+        for (mi, m) in t.mappings.iter().enumerate() {
+            if m.shared && !(t.threads && m.kind == MappingKind::Anon) {
+                return Err((format!("task.{ti}.mapping.{mi}.shared"), format!("mapping {:?}: `shared` is for anonymous mappings of a task of threads (`threads = true`); processes share memory through a shmem or file mapping with `file`", m.name)));
+            }
+        }
         for pi in 0..t.phases.len() {
             let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");
             let ph = &t.phases[pi];
+            if ph.pattern == PatternKind::Linpack {
+                resolve_linpack(t, ti, pi)?;
+                continue;
+            }
             if ph.pattern != PatternKind::Hpl {
                 for (k, set) in [("n", ph.n.is_some()), ("nb", ph.nb.is_some()), ("grid", ph.grid.is_some())] {
                     if set {
-                        return Err((key(k), format!("`{k}` belongs to hpl phases (pattern = \"hpl\")")));
+                        return Err((key(k), format!("`{k}` belongs to hpl and linpack phases (pattern = \"hpl\" or \"linpack\")")));
                     }
                 }
                 continue;
@@ -50,6 +60,38 @@ pub(super) fn resolve_hpl(tasks: &mut [TaskSpec]) -> Result<(), Error> {
                 return Err((format!("task.{ti}.mapping.{mi}.size"), format!("{} bytes cannot hold a rank's share of an N = {n} matrix: it needs {bytes} bytes (leave `size` out to have it computed)", m.size.0)));
             }
         }
+    }
+    Ok(())
+}
+
+/// A `linpack` phase: one process of threads over one shared matrix of `n * n` doubles.
+fn resolve_linpack(t: &mut TaskSpec, ti: usize, pi: usize) -> Result<(), Error> {
+    let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");
+    let ph = &t.phases[pi];
+    if ph.grid.is_some() {
+        return Err((key("grid"), "the shared-memory LINPACK has no process grid: its threads are the task's instances".into()));
+    }
+    if !t.threads {
+        return Err((format!("task.{ti}.threads"), "a linpack phase is one process: set `threads = true`, one instance per thread".into()));
+    }
+    let n = ph.n.ok_or_else(|| (key("n"), "a linpack phase needs the problem size `n` (lininput's problem size)".into()))?;
+    if n == 0 || n > MAX_N {
+        return Err((key("n"), format!("expected a matrix order in 1..={MAX_N}, got {n}")));
+    }
+    let nb = ph.nb.ok_or_else(|| (key("nb"), "a linpack phase needs the block size `nb` the threads share the columns in".into()))?;
+    if nb == 0 || nb > n {
+        return Err((key("nb"), format!("expected a block size in 1..=n ({n}), got {nb}")));
+    }
+    let bytes = Rank::shared(n, nb, t.instances.max(1) as u64, 0).bytes();
+    let Some(mi) = t.mappings.iter().position(|m| m.name == ph.mapping) else { return Ok(()) };
+    let m = &mut t.mappings[mi];
+    if m.kind != MappingKind::Anon || !m.shared {
+        return Err((format!("task.{ti}.mapping.{mi}"), format!("the threads factor one matrix: mapping {:?} must be kind = \"anon\" with shared = true", m.name)));
+    }
+    if m.size.0 == 0 {
+        m.size = Size(bytes);
+    } else if m.size.0 < bytes {
+        return Err((format!("task.{ti}.mapping.{mi}.size"), format!("{} bytes cannot hold an N = {n} matrix: it needs {bytes} bytes (leave `size` out to have it computed)", m.size.0)));
     }
     Ok(())
 }

@@ -81,6 +81,11 @@ pub struct MappingSpec {
     /// rank's matrix (config/hpl.rs).
     #[serde(default)]
     pub size: Size,
+    /// Anonymous mappings of a task of threads (`threads = true`): one VMA that every thread
+    /// maps, as threads share their process's heap (a matrix the threads of an OpenMP program
+    /// work on). Without it each thread has a mapping of its own (a private arena).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub shared: bool,
     /// Set by the resolver for mappings laid out from a trace (config/trace.rs): the trace's
     /// virtual page at which this mapping starts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -120,6 +125,11 @@ pub enum PatternKind {
     /// task instance: matrix generation, LU factorisation, solve, residual check
     /// (workload/hpl.rs).
     Hpl,
+    /// The Intel Optimized LINPACK Benchmark (MKL's shared-memory LINPACK, what the LKP
+    /// suite's `linpack` test runs): the task's instances are the threads (`threads = true`)
+    /// of one process factoring one `n` × `n` matrix in a `shared` mapping, its `nb`-column
+    /// blocks dealt round-robin over the threads (workload/hpl.rs).
+    Linpack,
     /// Send `messages` messages of `bytes` to each of `fanout` channels (write()/sendmsg());
     /// every message also touches the next page of `mapping` (the user buffer).
     Send,

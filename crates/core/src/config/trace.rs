@@ -72,7 +72,7 @@ pub fn lay_out(cfg: &mut Config, workload_file: &str, at: &dyn Fn(&str, String) 
                     RegionKind::Shmem => MappingKind::Shmem,
                     RegionKind::File => MappingKind::File,
                 };
-                task.mappings.push(MappingSpec { name: format!("{prefix}{k}"), kind, size: Size(r.pages * 4096), trace_page: Some(r.start_page), advice: Default::default(), exec: false, file: None });
+                task.mappings.push(MappingSpec { name: format!("{prefix}{k}"), kind, size: Size(r.pages * 4096), shared: false, trace_page: Some(r.start_page), advice: Default::default(), exec: false, file: None });
             }
             ph.mapping = format!("{prefix}0");
             ph.touches = Some(lay.accesses);

@@ -409,8 +409,7 @@ impl Sim {
     /// The rss and swap entries of the process whose address space is `mm` (all its threads'
     /// mappings).
     fn mm_footprint(&self, mm: u32) -> (u64, u64) {
-        let vmas = self.tasks.iter().filter(|t| t.kind == super::TaskKind::User && t.mm == mm).flat_map(|t| t.vmas.iter());
-        vmas.fold((0, 0), |(r, s), &v| (r + self.mem.vmas[v as usize].rss, s + self.mem.vmas[v as usize].swapents))
+        self.mm_vmas(mm).iter().fold((0, 0), |(r, s), &v| (r + self.mem.vmas[v as usize].rss, s + self.mem.vmas[v as usize].swapents))
     }
 
     /// `select_bad_process`: a task of the process with the highest rss + swap entries.

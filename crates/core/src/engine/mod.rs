@@ -168,9 +168,16 @@ impl Sim {
         for (ti, t) in cfg.config.tasks.iter().enumerate() {
             first_tid.push(self.tasks.len() as u32);
             let fork_parent = t.fork_of.as_ref().map(|p| first_tid[cfg.config.tasks.iter().position(|o| &o.name == p).expect("validated: fork_of names an earlier task")]);
+            let mut first_vmas: Vec<u32> = Vec::new();
             for inst in 0..t.instances {
                 let tid = self.tasks.len() as u32;
-                let vmas = self.map_task(tid, ti, inst, t);
+                // Threads map their process's shared mappings (config `shared`): the first
+                // thread's VMAs.
+                let shared = if t.threads && inst > 0 { Some(first_vmas.as_slice()) } else { None };
+                let vmas = self.map_task(tid, ti, inst, t, shared);
+                if inst == 0 {
+                    first_vmas = vmas.clone();
+                }
                 let program = crate::workload::program_for(&self.cfg, ti, inst);
                 let start = t.start_delay.0;
                 let deadline = match (t.time_limit, self.global_deadline) {
@@ -199,8 +206,10 @@ impl Sim {
     }
 
     /// Lay a process's mappings out from 4 GiB upwards, 2 MiB aligned with a 2 MiB gap; shared
-    /// and file mappings get an inode each. Returns the VMA ids.
-    fn map_task(&mut self, tid: u32, task_idx: usize, instance: u32, task: &crate::config::TaskSpec) -> Vec<u32> {
+    /// and file mappings get an inode each. A thread after the first (`process_vmas`: the
+    /// first thread's VMAs) maps the process's `shared` mappings instead of its own. Returns
+    /// the VMA ids.
+    fn map_task(&mut self, tid: u32, task_idx: usize, instance: u32, task: &crate::config::TaskSpec, process_vmas: Option<&[u32]>) -> Vec<u32> {
         let mappings = &task.mappings;
         use crate::config::pagecache::Advice;
         // bdi->ra_pages; POSIX_FADV_SEQUENTIAL doubles the file's.
@@ -210,6 +219,11 @@ impl Sim {
         let mut vpn = 1u64 << (32 - PAGE_SHIFT);
         for (mi, m) in mappings.iter().enumerate() {
             let pages = m.size.pages();
+            if let Some(first) = process_vmas.filter(|_| m.shared) {
+                vmas.push(first[mi]);
+                vpn += pages.div_ceil(PTRS_PER_PMD) * PTRS_PER_PMD + PTRS_PER_PMD;
+                continue;
+            }
             let object = match m.kind {
                 MappingKind::Anon => NONE,
                 MappingKind::Shmem | MappingKind::File => {
@@ -320,6 +334,9 @@ pub fn simulate(resolved: &Resolved, progress: &mut dyn FnMut(Progress) -> bool)
     sim.run(progress);
     sim.result()
 }
+
+#[cfg(test)]
+mod shared_mapping_tests;
 
 /// A fresh machine of `profile` for unit tests of one kernel rule: 64 MiB, a disk to swap
 /// to, one task (task 0) that has not run yet.

@@ -250,7 +250,8 @@ impl Sim {
         }
         // mmput: the swap token goes with the task; exit_mmap runs when the mm's last user
         // exits (`mm_users`), so a thread of a process (config `threads`) leaves its mappings
-        // to the last thread of the process to exit.
+        // to the last thread of the process to exit (and a mapping the threads share, config
+        // `shared`, is torn down once).
         if let Some(token) = &mut self.swap.token {
             token.put(tid);
         }
@@ -276,7 +277,16 @@ impl Sim {
         if self.process_alive(mm) {
             return Vec::new();
         }
-        self.tasks.iter().filter(|t| t.kind == TaskKind::User && t.mm == mm).flat_map(|t| t.vmas.iter().copied()).collect()
+        self.mm_vmas(mm)
+    }
+
+    /// The VMAs of the process whose address space is `mm`: every thread's, a mapping the
+    /// threads share (config `shared`) once.
+    pub(crate) fn mm_vmas(&self, mm: u32) -> Vec<u32> {
+        let mut vmas: Vec<u32> = self.tasks.iter().filter(|t| t.kind == TaskKind::User && t.mm == mm).flat_map(|t| t.vmas.iter().copied()).collect();
+        vmas.sort_unstable();
+        vmas.dedup();
+        vmas
     }
 }
 

@@ -31,12 +31,28 @@
 //! the panel rows·jb² per step, the solve and the checks 2 (1 for a norm) per element. Matrix
 //! generation costs no flops (HPL_rand is a few integer operations per element).
 //!
+//! **The Intel Optimized LINPACK Benchmark** (`pattern = "linpack"`, `Layout::Shared`): the
+//! shared-memory benchmark Intel ships with MKL (`xlinpack_xeon64`, what the LKP test suite's
+//! `linpack` test runs: one problem of order `sqrt(test_memory_size * 0.9 / 8)` with the leading
+//! dimension equal to the order, 4 KiB aligned). One process whose threads (the task's
+//! instances, `threads = true`) factor one column-major `n` × `n` matrix in place with MKL's
+//! threaded `dgetrf`, then solve with `dgetrs` and check the residual. The model deals the
+//! matrix's `nb`-column blocks round-robin over the threads, a 1 × T grid over one shared
+//! matrix: thread t owns the block columns ≡ t (mod T) and does their generation, panel,
+//! trailing update and solve, at the addresses those columns have in the one matrix (column
+//! `g` starts at double `g * n`). Against netlib HPL the run differs where the data does:
+//! `b` is a vector of its own (not a column of the matrix), so the solve is a forward pass
+//! over L and a backward pass over U (`dgetrs`), and the check regenerates the matrix and reads
+//! it for one norm and the matrix-vector product. MKL schedules the update dynamically with
+//! look-ahead; the static round-robin keeps what is touched and by how many threads, not the
+//! order in which MKL hands the tiles out.
+//!
 //! **Left out**: the panel and U workspaces (`HPL_pdpanel_init`, a few NB-wide buffers per
 //! rank, small beside the matrix and touched every step), and the coupling between ranks: a
 //! rank waits for nobody's panel broadcast, so a rank slowed by faults does not hold back the
 //! others as HPL's message passing would.
 
-use crate::config::PhaseSpec;
+use crate::config::{PatternKind, PhaseSpec};
 use crate::mm::PAGE_SIZE;
 use crate::workload::Touch;
 
@@ -48,6 +64,16 @@ pub const NBMIN: u64 = 4;
 pub const NDIV: u64 = 2;
 const DOUBLE: u64 = 8;
 const DOUBLES_PER_PAGE: u64 = PAGE_SIZE / DOUBLE;
+
+/// Where the ranks' columns live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// netlib HPL: each MPI rank allocates its own local matrix (HPL_pdtest).
+    Distributed,
+    /// The Intel Optimized LINPACK Benchmark: one matrix, lda = n, shared by the threads of
+    /// one process; "rank" t is thread t of a 1 × T grid.
+    Shared,
+}
 
 /// ScaLAPACK/HPL `numroc`: how many of `n` rows (or columns) dealt out in blocks of `nb`
 /// round-robin over `procs` processes land on process `me` (the source process is 0).
@@ -98,6 +124,7 @@ pub struct Rank {
     pub mp: u64,
     pub nq: u64,
     pub ld: u64,
+    pub layout: Layout,
 }
 
 impl Rank {
@@ -106,17 +133,34 @@ impl Rank {
         let (myrow, mycol) = (rank / q, rank % q);
         let mp = numroc(n, nb, myrow, p);
         let nq = numroc(n, nb, mycol, q);
-        Rank { n, nb, p, q, myrow, mycol, mp, nq, ld: leading_dimension(mp) }
+        Rank { n, nb, p, q, myrow, mycol, mp, nq, ld: leading_dimension(mp), layout: Layout::Distributed }
     }
 
-    /// Bytes HPL_pdtest allocates for this rank: `(ALIGN + (ld + 1) * (nq + 1))` doubles.
+    /// Thread `thread` of `threads` sharing one `n` × `n` matrix (the Intel Optimized LINPACK
+    /// Benchmark): a 1 × T grid whose local columns are columns of the shared matrix.
+    pub fn shared(n: u64, nb: u64, threads: u64, thread: u64) -> Rank {
+        Rank { ld: n, layout: Layout::Shared, ..Rank::new(n, nb, 1, threads, thread) }
+    }
+
+    /// Bytes of the mapping: HPL_pdtest's allocation for this rank, `(ALIGN + (ld + 1) *
+    /// (nq + 1))` doubles; the shared matrix's `n * n` doubles.
     pub fn bytes(&self) -> u64 {
-        (ALIGN + (self.ld + 1) * (self.nq + 1)) * DOUBLE
+        match self.layout {
+            Layout::Distributed => (ALIGN + (self.ld + 1) * (self.nq + 1)) * DOUBLE,
+            Layout::Shared => self.n * self.n * DOUBLE,
+        }
     }
 
     /// Local columns holding `[A | b]`: the rank owning global column N holds b after its nq.
+    /// The shared benchmark keeps b in a vector of its own.
     fn columns_with_b(&self) -> u64 {
-        self.nq + u64::from((self.n / self.nb) % self.q == self.mycol)
+        let b = self.layout == Layout::Distributed && (self.n / self.nb) % self.q == self.mycol;
+        self.nq + u64::from(b)
+    }
+
+    /// The global column of local column `c` (block-cyclic over the Q process columns).
+    fn global_column(&self, c: u64) -> u64 {
+        (c / self.nb) * self.q * self.nb + self.mycol * self.nb + c % self.nb
     }
 
     fn blocks(&self) -> u64 {
@@ -129,7 +173,10 @@ impl Rank {
         match stage {
             Stage::Generate | Stage::Regenerate => vec![all(true, 0)],
             Stage::Factor(k) => self.factor_step(k),
+            Stage::ForwardSolve(k) => self.forward_solve_step(k),
             Stage::Solve(k) => self.solve_step(k),
+            // HPL_pdtest: the 1-norm and the infinity-norm; the shared benchmark: one norm.
+            Stage::Norms if self.layout == Layout::Shared => vec![all(false, 1)],
             Stage::Norms => vec![all(false, 1), all(false, 1)],
             Stage::Residual => vec![all(false, 2)],
         }
@@ -170,13 +217,32 @@ impl Rank {
         vec![Pass { cols: (col, col + jb), rows: (0, rows), write: false, sweeps: 1, flops: 2 * rows * jb }]
     }
 
+    /// `dgetrs`'s forward substitution with L, block column k (first to last): the thread
+    /// owning it reads its rows below the diagonal block's start. (HPL has none: b rides along
+    /// as column N of the factorisation.)
+    fn forward_solve_step(&self, k: u64) -> Vec<Pass> {
+        if k % self.q != self.mycol {
+            return Vec::new();
+        }
+        let jb = self.nb.min(self.n - k * self.nb);
+        let col = numroc(k * self.nb, self.nb, self.mycol, self.q);
+        let first_row = numroc(k * self.nb, self.nb, self.myrow, self.p);
+        if first_row >= self.mp {
+            return Vec::new();
+        }
+        vec![Pass { cols: (col, col + jb), rows: (first_row, self.mp), write: false, sweeps: 1, flops: 2 * (self.mp - first_row) * jb }]
+    }
+
     /// The stage after `s`, None at the end of the run.
     fn next_stage(&self, s: Stage) -> Option<Stage> {
         let last = self.blocks() - 1;
         Some(match s {
             Stage::Generate => Stage::Factor(0),
             Stage::Factor(k) if k < last => Stage::Factor(k + 1),
+            Stage::Factor(_) if self.layout == Layout::Shared => Stage::ForwardSolve(0),
             Stage::Factor(_) => Stage::Solve(last),
+            Stage::ForwardSolve(k) if k < last => Stage::ForwardSolve(k + 1),
+            Stage::ForwardSolve(_) => Stage::Solve(last),
             Stage::Solve(k) if k > 0 => Stage::Solve(k - 1),
             Stage::Solve(_) => Stage::Regenerate,
             Stage::Regenerate => Stage::Norms,
@@ -187,7 +253,11 @@ impl Rank {
 
     /// The first and one-past-last page of column `c`'s rows `rows`.
     fn column_pages(&self, c: u64, rows: (u64, u64)) -> (u64, u64) {
-        let first = ALIGN + c * self.ld;
+        let first = match self.layout {
+            Layout::Distributed => ALIGN + c * self.ld,
+            // The matrix starts on a page (lininput's 4 KiB alignment).
+            Layout::Shared => self.global_column(c) * self.ld,
+        };
         ((first + rows.0) / DOUBLES_PER_PAGE, (first + rows.1 - 1) / DOUBLES_PER_PAGE + 1)
     }
 
@@ -218,6 +288,7 @@ impl Rank {
 enum Stage {
     Generate,
     Factor(u64),
+    ForwardSolve(u64),
     Solve(u64),
     Regenerate,
     Norms,
@@ -253,10 +324,17 @@ pub struct HplGen {
 }
 
 impl HplGen {
-    pub fn new(spec: &PhaseSpec, rank: u64, flops_per_us: u64) -> HplGen {
+    /// The touch stream of instance `rank` of `instances`: an MPI rank of netlib HPL
+    /// (`pattern = "hpl"`), or a thread of the shared-memory benchmark (`"linpack"`).
+    pub fn new(spec: &PhaseSpec, rank: u64, instances: u64, flops_per_us: u64) -> HplGen {
         let (n, nb) = (spec.n.expect("validated"), spec.nb.expect("validated"));
-        let [p, q] = spec.grid.expect("validated");
-        let rank = Rank::new(n, nb, p as u64, q as u64, rank);
+        let rank = match spec.pattern {
+            PatternKind::Linpack => Rank::shared(n, nb, instances, rank),
+            _ => {
+                let [p, q] = spec.grid.expect("validated");
+                Rank::new(n, nb, p as u64, q as u64, rank)
+            }
+        };
         let mut g = HplGen { rank, ps_per_flop: 1e6 / flops_per_us as f64, stage: Some(Stage::Generate), passes: Vec::new(), pass: 0, sweep: 0, col: 0, page: 0, page_end: 0, compute_ns: 0, total: rank.touches() };
         g.passes = rank.stage(Stage::Generate);
         g.start_pass();
@@ -349,7 +427,7 @@ mod tests {
 
     fn gen(n: u64, nb: u64, grid: [u32; 2], rank: u64) -> HplGen {
         let spec: PhaseSpec = toml::from_str(&format!("mapping = \"m\"\npattern = \"hpl\"\nn = {n}\nnb = {nb}\ngrid = [{}, {}]", grid[0], grid[1])).unwrap();
-        HplGen::new(&spec, rank, 15_200)
+        HplGen::new(&spec, rank, u64::from(grid[0] * grid[1]), 15_200)
     }
 
     #[test]
@@ -401,5 +479,62 @@ mod tests {
         let per_touch = ns / g.rank.pass_touches(&p) as f64;
         let (_, compute) = g.next().unwrap();
         assert!((compute as f64 - per_touch).abs() <= 0.5, "{compute} vs {per_touch}");
+    }
+
+    #[test]
+    fn shared_threads_cover_every_column_of_one_matrix_once() {
+        // 3 threads, n = 1000 in 64-column blocks: thread t owns the block columns = t mod 3,
+        // at their places in one column-major matrix with lda = n.
+        let ranks: Vec<Rank> = (0..3).map(|t| Rank::shared(1_000, 64, 3, t)).collect();
+        let mut owner = vec![u64::MAX; 1_000];
+        for r in &ranks {
+            assert_eq!((r.mp, r.ld, r.bytes()), (1_000, 1_000, 8_000_000));
+            for c in 0..r.nq {
+                let g = r.global_column(c);
+                assert_eq!((g / 64) % 3, r.mycol, "block-cyclic ownership");
+                assert_eq!(owner[g as usize], u64::MAX, "column {g} owned twice");
+                owner[g as usize] = r.mycol;
+            }
+            assert_eq!(r.columns_with_b(), r.nq, "b is a vector of its own");
+        }
+        assert!(owner.iter().all(|&o| o != u64::MAX), "every column has an owner");
+        let r = &ranks[1];
+        let last = r.nq - 1;
+        assert_eq!(r.column_pages(last, (0, 1_000)).1, (r.global_column(last) * 1_000 + 999) / 512 + 1);
+    }
+
+    #[test]
+    fn the_shared_benchmark_solves_with_l_and_u_and_checks_with_one_norm() {
+        let r = Rank::shared(2_000, 100, 1, 0);
+        let whole = r.pass_touches(&r.stage(Stage::Regenerate)[0]);
+        assert_eq!(r.stage(Stage::Norms).len(), 1, "one norm, not HPL's two");
+        let forward: u64 = (0..20).flat_map(|k| r.stage(Stage::ForwardSolve(k))).map(|p| r.pass_touches(&p)).sum();
+        let backward: u64 = (0..20).flat_map(|k| r.stage(Stage::Solve(k))).map(|p| r.pass_touches(&p)).sum();
+        // L from each block's diagonal down and U from the top to each block's end: each a
+        // triangle, the two the matrix once (the diagonal blocks and the pages a triangle's
+        // edge cuts through twice).
+        for (what, half) in [("forward", forward), ("backward", backward)] {
+            assert!(half > whole * 2 / 5 && half < whole * 4 / 5, "{what}: {half} of {whole}");
+        }
+        assert!(forward + backward >= whole && forward + backward < whole * 13 / 10, "{forward} + {backward} vs {whole}");
+        assert_eq!(r.next_stage(Stage::Factor(19)), Some(Stage::ForwardSolve(0)));
+        assert_eq!(r.next_stage(Stage::ForwardSolve(19)), Some(Stage::Solve(19)));
+        let hpl = Rank::new(2_000, 100, 1, 1, 0);
+        assert_eq!(hpl.next_stage(Stage::Factor(19)), Some(Stage::Solve(19)), "HPL has no forward pass");
+    }
+
+    #[test]
+    fn a_shared_thread_touches_what_it_counted_inside_the_matrix() {
+        for thread in 0..4 {
+            let spec: PhaseSpec = toml::from_str("mapping = \"m\"\npattern = \"linpack\"\nn = 700\nnb = 32").unwrap();
+            let mut g = HplGen::new(&spec, thread, 4, 15_200);
+            let pages = g.rank.bytes().div_ceil(PAGE_SIZE);
+            let mut n = 0;
+            while let Some((t, _)) = g.next() {
+                assert!((t.page as u64) < pages, "thread {thread}: page {} beyond {pages}", t.page);
+                n += 1;
+            }
+            assert_eq!(n, g.total(), "thread {thread}");
+        }
     }
 }

@@ -184,7 +184,7 @@ impl PhaseGen {
             // Unbounded: the engine ends it when the server closes the connection.
             PatternKind::KvClient => (Order::Sequential, u64::MAX),
             // The rank's generator, attached with its rank and CPU rate, sets the count.
-            PatternKind::Hpl => (Order::Sequential, 0),
+            PatternKind::Hpl | PatternKind::Linpack => (Order::Sequential, 0),
             PatternKind::Strided => (Order::Strided { stride: spec.stride.min(pages) }, per_cycle(pages)),
             PatternKind::Random => (Order::Random, spec.touches.unwrap_or_else(|| per_cycle(pages))),
             PatternKind::Zipf => (
@@ -579,8 +579,8 @@ pub fn program_for(resolved: &crate::config::Resolved, task_idx: usize, instance
             if matches!(ph.pattern, PatternKind::KvSet | PatternKind::KvGet) {
                 g.attach_kv(kv::KvGen::new(ph, instance as u64, task.instances as u64));
             }
-            if ph.pattern == PatternKind::Hpl {
-                g.attach_hpl(hpl::HplGen::new(ph, instance as u64, cfg.costs.cpu_flops_per_us));
+            if matches!(ph.pattern, PatternKind::Hpl | PatternKind::Linpack) {
+                g.attach_hpl(hpl::HplGen::new(ph, instance as u64, task.instances as u64, cfg.costs.cpu_flops_per_us));
             }
             if let Some(name) = &ph.channel {
                 // Global channel id: the arrays' channels numbered in file order.

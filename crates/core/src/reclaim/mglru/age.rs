@@ -111,6 +111,9 @@ impl MgLru {
         let next = (self.max_seq + 1) % 2;
         self.bloom[next as usize] = Some(Bloom::new());
         self.walk.walks += 1;
+        // A VMA the threads of a process share (config `shared`) is walked once: it is one
+        // VMA of one mm in the kernel.
+        let mut walked = vec![false; sim.mem.vmas.len()];
         for t in 0..sim.tasks.len() {
             let task = &sim.tasks[t];
             // A thread that exited leaves its mappings in the mm while the process lives.
@@ -125,7 +128,9 @@ impl MgLru {
             }
             for i in 0..sim.tasks[t].vmas.len() {
                 let v = sim.tasks[t].vmas[i];
-                self.walk_vma(&mut sim.mem, &sim.costs, v, s, force_scan, cost);
+                if !std::mem::replace(&mut walked[v as usize], true) {
+                    self.walk_vma(&mut sim.mem, &sim.costs, v, s, force_scan, cost);
+                }
             }
         }
     }
