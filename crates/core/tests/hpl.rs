@@ -122,3 +122,12 @@ fn linpack_needs_threads_and_a_shared_anonymous_matrix() {
     let grid = LINPACK.replace("nb = 64", "nb = 64\ngrid = [2, 2]");
     assert!(err(&grid).contains("no process grid"), "{}", err(&grid));
 }
+
+#[test]
+fn a_matrix_ending_inside_a_page_is_mapped_to_the_end_of_that_page() {
+    // 1,001^2 doubles end 3,464 bytes into a page: the mapping holds that page (the run
+    // panicked on it at N = 69,511).
+    let res = run_checked(&LINPACK.replace("n = 2048", "n = 1001"), &[]);
+    let expected: u64 = (0..4).map(|t| Rank::shared(1001, 64, 4, t).touches()).sum();
+    assert_eq!(total_touches(&res), expected);
+}

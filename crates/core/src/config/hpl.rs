@@ -4,7 +4,7 @@
 //! file leaves its size out. Also checks `shared` mappings: they belong to tasks of threads.
 
 use super::tasks::{MappingKind, PatternKind, TaskSpec};
-use super::units::Size;
+use super::units::{Size, PAGE_SIZE};
 use crate::workload::hpl::Rank;
 
 type Error = (String, String);
@@ -55,8 +55,9 @@ pub(super) fn resolve_hpl(tasks: &mut [TaskSpec]) -> Result<(), Error> {
                 return Err((key("mapping"), format!("HPL keeps its matrix in malloc()ed memory: mapping {:?} must be kind = \"anon\"", m.name)));
             }
             if m.size.0 == 0 {
-                m.size = Size(bytes);
-            } else if m.size.0 < bytes {
+                // mmap maps whole pages: the last double may start a page of its own.
+            m.size = Size(bytes.next_multiple_of(PAGE_SIZE));
+            } else if m.size.pages() < bytes.div_ceil(PAGE_SIZE) {
                 return Err((format!("task.{ti}.mapping.{mi}.size"), format!("{} bytes cannot hold a rank's share of an N = {n} matrix: it needs {bytes} bytes (leave `size` out to have it computed)", m.size.0)));
             }
         }
@@ -89,8 +90,8 @@ fn resolve_linpack(t: &mut TaskSpec, ti: usize, pi: usize) -> Result<(), Error> 
         return Err((format!("task.{ti}.mapping.{mi}"), format!("the threads factor one matrix: mapping {:?} must be kind = \"anon\" with shared = true", m.name)));
     }
     if m.size.0 == 0 {
-        m.size = Size(bytes);
-    } else if m.size.0 < bytes {
+        m.size = Size(bytes.next_multiple_of(PAGE_SIZE));
+    } else if m.size.pages() < bytes.div_ceil(PAGE_SIZE) {
         return Err((format!("task.{ti}.mapping.{mi}.size"), format!("{} bytes cannot hold an N = {n} matrix: it needs {bytes} bytes (leave `size` out to have it computed)", m.size.0)));
     }
     Ok(())
