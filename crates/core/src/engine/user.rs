@@ -270,6 +270,16 @@ impl Sim {
         self.tasks.iter().any(|t| t.kind == TaskKind::User && t.mm == mm && t.state != TState::Done)
     }
 
+    /// `process_alive` for every address space at once, indexed by `Task::mm` (one pass).
+    pub(crate) fn live_processes(&self) -> Vec<bool> {
+        let users = || self.tasks.iter().filter(|t| t.kind == TaskKind::User);
+        let mut alive = vec![false; users().map(|t| t.mm as usize + 1).max().unwrap_or(0)];
+        for t in users().filter(|t| t.state != TState::Done) {
+            alive[t.mm as usize] = true;
+        }
+        alive
+    }
+
     /// The VMAs `exit_mmap` tears down when task `tid` exits: none while another thread of its
     /// process (same mm) is alive, else those of every thread of the process.
     fn vmas_to_unmap_at_exit(&self, tid: u32) -> Vec<u32> {

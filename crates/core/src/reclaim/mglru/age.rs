@@ -114,10 +114,11 @@ impl MgLru {
         // A VMA the threads of a process share (config `shared`) is walked once: it is one
         // VMA of one mm in the kernel.
         let mut walked = vec![false; sim.mem.vmas.len()];
+        let alive = sim.live_processes();
         for t in 0..sim.tasks.len() {
             let task = &sim.tasks[t];
             // A thread that exited leaves its mappings in the mm while the process lives.
-            let gone = task.state == TState::Done && !sim.process_alive(task.mm);
+            let gone = task.state == TState::Done && !alive.get(task.mm as usize).copied().unwrap_or(false);
             if task.kind != TaskKind::User || task.state == TState::New || gone {
                 continue;
             }
