@@ -9,8 +9,8 @@ mod common;
 use common::*;
 use swaplab_core::workload::hpl::Rank;
 
-/// 4 ranks on a 2 x 2 grid, N = 2,048 in blocks of 64: [A | b] is 32 MiB in all.
-const HPL: &str = r#"
+/// The machine both fixtures run on: 4 CPUs, 60 MiB for the program, NVMe swap.
+const MACHINE: &str = r#"
 name = "hpl"
 seed = 1
 
@@ -25,7 +25,14 @@ profile = "4.14"
 [[swap]]
 device = "nvme"
 size = "128MiB"
+"#;
 
+/// 4 ranks on a 2 x 2 grid, N = 2,048 in blocks of 64: [A | b] is 32 MiB in all.
+fn hpl() -> String {
+    format!("{MACHINE}{HPL_TASK}")
+}
+
+const HPL_TASK: &str = r#"
 [[task]]
 name = "xhpl"
 instances = 4
@@ -42,7 +49,7 @@ grid = [2, 2]
 
 #[test]
 fn every_rank_touches_its_counted_pages_and_a_fitting_matrix_never_swaps() {
-    let res = run_checked(HPL, &[]);
+    let res = run_checked(&hpl(), &[]);
     let expected: u64 = (0..4).map(|r| Rank::new(2048, 64, 2, 2, r).touches()).sum();
     assert_eq!(total_touches(&res), expected);
     assert_eq!(v(&res, "pswpout"), 0, "32 MiB of matrix in 60 MiB of RAM");
@@ -54,8 +61,8 @@ fn every_rank_touches_its_counted_pages_and_a_fitting_matrix_never_swaps() {
 #[test]
 fn a_matrix_bigger_than_ram_swaps_and_vma_readahead_follows_the_residual_check() {
     let small = ["machine.ram=\"32MiB\""];
-    let cluster = run_checked(HPL, &[small[0], "kernel.readahead=\"adaptive\"", "kernel.vma_ra_enabled=false"]);
-    let vma = run_checked(HPL, &[small[0], "kernel.readahead=\"vma\"", "kernel.vma_ra_enabled=true"]);
+    let cluster = run_checked(&hpl(), &[small[0], "kernel.readahead=\"adaptive\"", "kernel.vma_ra_enabled=false"]);
+    let vma = run_checked(&hpl(), &[small[0], "kernel.readahead=\"vma\"", "kernel.vma_ra_enabled=true"]);
     for (what, r) in [("cluster", &cluster), ("vma", &vma)] {
         assert!(v(r, "pswpout") > 0 && v(r, "pswpin") > 0, "{what}: 32 MiB of matrix in 28 MiB must swap");
     }
@@ -65,22 +72,11 @@ fn a_matrix_bigger_than_ram_swaps_and_vma_readahead_follows_the_residual_check()
 
 /// The Intel Optimized LINPACK Benchmark's shape: one process of 4 threads factoring one
 /// N = 2,048 matrix (32 MiB) shared by all of them, 64-column blocks dealt round-robin.
-const LINPACK: &str = r#"
-name = "linpack"
-seed = 1
+fn linpack() -> String {
+    format!("{MACHINE}{LINPACK_TASK}")
+}
 
-[machine]
-cpus = 4
-ram = "64MiB"
-kernel_reserved = "4MiB"
-
-[kernel]
-profile = "4.14"
-
-[[swap]]
-device = "nvme"
-size = "128MiB"
-
+const LINPACK_TASK: &str = r#"
 [[task]]
 name = "xlinpack"
 instances = 4
@@ -98,7 +94,7 @@ nb = 64
 
 #[test]
 fn linpack_threads_do_their_counted_touches_in_one_shared_matrix() {
-    let res = run_checked(LINPACK, &[]);
+    let res = run_checked(&linpack(), &[]);
     let expected: u64 = (0..4).map(|t| Rank::shared(2048, 64, 4, t).touches()).sum();
     assert_eq!(total_touches(&res), expected);
     assert_eq!(v(&res, "pswpout"), 0, "32 MiB of matrix in 60 MiB of RAM");
@@ -113,13 +109,13 @@ fn linpack_threads_do_their_counted_touches_in_one_shared_matrix() {
 #[test]
 fn linpack_needs_threads_and_a_shared_anonymous_matrix() {
     let err = |text: &str| swaplab_core::config::load(text, "l.toml", &[]).err().map(|e| e.to_string()).unwrap_or_default();
-    let no_threads = LINPACK.replace("threads = true\n", "");
+    let no_threads = linpack().replace("threads = true\n", "");
     assert!(err(&no_threads).contains("threads"), "{}", err(&no_threads));
-    let private = LINPACK.replace("shared = true\n", "");
+    let private = linpack().replace("shared = true\n", "");
     assert!(err(&private).contains("shared = true"), "{}", err(&private));
     let shared_process = no_threads.replace("pattern = \"linpack\"\nn = 2048\nnb = 64", "pattern = \"sequential\"");
     assert!(err(&shared_process).contains("`shared` is for anonymous mappings of a task of threads"), "{}", err(&shared_process));
-    let grid = LINPACK.replace("nb = 64", "nb = 64\ngrid = [2, 2]");
+    let grid = linpack().replace("nb = 64", "nb = 64\ngrid = [2, 2]");
     assert!(err(&grid).contains("no process grid"), "{}", err(&grid));
 }
 
@@ -127,7 +123,7 @@ fn linpack_needs_threads_and_a_shared_anonymous_matrix() {
 fn a_matrix_ending_inside_a_page_is_mapped_to_the_end_of_that_page() {
     // 1,001^2 doubles end 3,464 bytes into a page: the mapping holds that page (the run
     // panicked on it at N = 69,511).
-    let res = run_checked(&LINPACK.replace("n = 2048", "n = 1001"), &[]);
+    let res = run_checked(&linpack().replace("n = 2048", "n = 1001"), &[]);
     let expected: u64 = (0..4).map(|t| Rank::shared(1001, 64, 4, t).touches()).sum();
     assert_eq!(total_touches(&res), expected);
 }

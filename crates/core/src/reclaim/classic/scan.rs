@@ -499,13 +499,11 @@ mod tests {
         }
     }
 
-    /// Rik van Riel's bail-out tests `sc->nr_reclaimed`, everything this direct reclaim freed
-    /// so far: a reclaimer that already freed 10 pages before a sleep stops after the first
-    /// round of 32 that takes it past SWAP_CLUSTER_MAX, not after 32 more than that.
-    #[test]
-    fn rvr_bails_out_on_what_the_whole_direct_reclaim_freed() {
-        let text = "name = \"t\"\n[machine]\nram = \"64MiB\"\n[kernel]\nprofile = \"2.6.28\"\nbailout = \"rvr\"\n[[swap]]\ndevice = \"zram\"\nsize = \"64MiB\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
-        let cfg = crate::config::load(text, "t.toml", &[]).expect("valid");
+    /// A 64 MiB machine with `kernel` as its [kernel] section and 2,000 anonymous pages on
+    /// the classic LRU's lists.
+    fn two_thousand_anon_pages(kernel: &str) -> (crate::engine::Sim, ClassicLru) {
+        let text = format!("name = \"t\"\n[machine]\nram = \"64MiB\"\n[kernel]\n{kernel}\n[[swap]]\ndevice = \"zram\"\nsize = \"64MiB\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n");
+        let cfg = crate::config::load(&text, "t.toml", &[]).expect("valid");
         let mut sim = crate::engine::Sim::new(&cfg);
         let mut lru = ClassicLru::new(&cfg);
         for _ in 0..2000 {
@@ -513,6 +511,15 @@ mod tests {
             sim.mem.frames[f as usize].flags |= PG_SWAPBACKED;
             lru.folio_add(&mut sim.mem.frames, f);
         }
+        (sim, lru)
+    }
+
+    /// Rik van Riel's bail-out tests `sc->nr_reclaimed`, everything this direct reclaim freed
+    /// so far: a reclaimer that already freed 10 pages before a sleep stops after the first
+    /// round of 32 that takes it past SWAP_CLUSTER_MAX, not after 32 more than that.
+    #[test]
+    fn rvr_bails_out_on_what_the_whole_direct_reclaim_freed() {
+        let (mut sim, mut lru) = two_thousand_anon_pages("profile = \"2.6.28\"\nbailout = \"rvr\"");
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, false, 0);
         sc.priority = 6;
         sc.nr_reclaimed = 10;
@@ -531,16 +538,8 @@ mod tests {
     /// seed 002 guest's kswapd frees thousands of pages while the program naps.
     #[test]
     fn a_2_6_32_kswapd_pass_at_priority_0_scans_the_whole_inactive_list_past_its_goal() {
-        let text = "name = \"t\"\n[machine]\nram = \"64MiB\"\n[kernel]\nprofile = \"2.6.32\"\n[[swap]]\ndevice = \"zram\"\nsize = \"64MiB\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
-        let cfg = crate::config::load(text, "t.toml", &[]).expect("valid");
         for (kswapd, scanned) in [(true, 2000), (false, 2 * SWAP_CLUSTER_MAX)] {
-            let mut sim = crate::engine::Sim::new(&cfg);
-            let mut lru = ClassicLru::new(&cfg);
-            for _ in 0..2000 {
-                let f = sim.take_frame();
-                sim.mem.frames[f as usize].flags |= PG_SWAPBACKED;
-                lru.folio_add(&mut sim.mem.frames, f);
-            }
+            let (mut sim, mut lru) = two_thousand_anon_pages("profile = \"2.6.32\"");
             let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, kswapd, false, 0);
             sc.priority = 0;
             lru.shrink_lruvec(&mut sim, &mut sc);
