@@ -383,3 +383,19 @@ fn swap_readahead_skips_a_slot_freed_while_its_page_was_allocated() {
     assert!(v(&res, "oom_kill") > 0, "the fixture no longer OOM-kills: it does not reach the case");
     assert!(v(&res, "swap_ra") > 0);
 }
+
+/// §2.2, §4: zswap's writeback (`zswap_writeback_entry` → `__read_swap_cache_async`) skips a
+/// slot whose last reference went while it waits in a per-CPU return cache: its stored page is
+/// kept until the batch goes back (`frontswap_invalidate_page` in `swap_entry_free`), but the
+/// slot is unused and `!__swp_swapcount(entry)` returns no folio. Taking it for writeback gave
+/// the held slot SWAP_HAS_CACHE again, and the batch's release then freed a slot in use (the
+/// area's `inuse` wrapped below 0). Found by `random_configurations_with_a_store_keep_every_invariant`.
+#[test]
+fn zswap_writeback_skips_a_slot_waiting_in_a_return_cache() {
+    let path = format!("{}/tests/data/slot-reused-from-return-cache.toml", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).expect("fixture");
+    let res = run_checked(&text, &[]);
+    let store = res.store.as_ref().expect("zswap ran");
+    assert!(store.debugfs["written_back_pages"] > 0, "the fixture no longer writes back: it does not reach the case");
+    assert!(store.debugfs["reject_reclaim_fail"] > 0, "no writeback was refused: the fixture does not reach the case");
+}

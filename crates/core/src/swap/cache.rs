@@ -97,6 +97,8 @@ impl Sim {
         fr.flags |= PG_SWAPBACKED | PG_LOCKED | if readahead { PG_READAHEAD } else { 0 };
         fr.set_swap(dev, slot);
         let area = &mut self.swap.areas[dev];
+        // A read is of a slot something still refers to; never of one in a slots cache.
+        debug_assert!(area.count(slot) > 0 && !area.held_by_slots_cache(slot), "read of unused slot {slot}");
         area.cache[slot as usize] = f;
         area.map[slot as usize] |= SWAP_HAS_CACHE;
         let shadow = std::mem::take(&mut area.shadow[slot as usize]);

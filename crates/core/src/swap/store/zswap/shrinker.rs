@@ -165,9 +165,15 @@ impl Sim {
     /// entry stays (it is then rotated and counted in `reject_reclaim_fail`).
     fn zswap_writeback_entry(&mut self, dev: usize, slot: u32, at: u64) -> Result<CpuCost, WritebackFail> {
         // __read_swap_cache_async: a folio already there means the page was just swapped in;
-        // the new folio is a GFP_KERNEL allocation the model does not reclaim for.
-        let fail = if self.swap.areas[dev].cache[slot as usize] != NONE {
+        // a slot no PTE or shmem entry refers to any more, waiting in a per-CPU return cache
+        // with its entry still stored (swap/slots_cache.rs), is skipped as "unused" (the
+        // `!__swp_swapcount(entry) && swap_slot_cache_enabled` check, 4.11+) and the caller
+        // gets -ENOMEM; the new folio is a GFP_KERNEL allocation the model does not reclaim for.
+        let area = &self.swap.areas[dev];
+        let fail = if area.cache[slot as usize] != NONE {
             Some(WritebackFail::InSwapCache)
+        } else if area.count(slot) == 0 {
+            Some(WritebackFail::SlotUnused)
         } else if self.nr_free() <= self.mem.wm.min {
             Some(WritebackFail::NoMemory)
         } else {
@@ -251,7 +257,7 @@ impl Sim {
                     freed += 1;
                 }
                 Err(WritebackFail::InSwapCache) => return (freed, true),
-                Err(WritebackFail::NoMemory) => {}
+                Err(WritebackFail::NoMemory | WritebackFail::SlotUnused) => {}
             }
         }
         (freed, false)
@@ -264,4 +270,7 @@ enum WritebackFail {
     InSwapCache,
     /// -ENOMEM: no page for the new swap-cache folio.
     NoMemory,
+    /// -ENOMEM too: `__read_swap_cache_async` returned no folio for a slot with no swap
+    /// count left (freed, waiting in a return cache).
+    SlotUnused,
 }
