@@ -346,7 +346,12 @@ impl Worker {
                 } else {
                     // SAFETY: page < mapping pages (the generator's contract), so the word lies
                     // inside the mapping; the mapping is PROT_READ|PROT_WRITE.
-                    unsafe { touch_word(base.add(off) as *mut u64, t.write, value) }
+                    unsafe {
+                        let word = base.add(off) as *mut u64;
+                        // A checked store loads the word first (usemem's verify of its last pass).
+                        let seen = if t.check { touch_word(word, false, 0) } else { 0 };
+                        seen.wrapping_add(touch_word(word, t.write, value))
+                    }
                 }
             });
             sink = sink.wrapping_add(got);

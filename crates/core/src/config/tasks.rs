@@ -229,7 +229,10 @@ pub struct PhaseSpec {
     pub backward: bool,
     /// Check every read of this phase: an anon page must hold what an earlier phase wrote
     /// (fill-and-verify, seed 002). A read that finds no data (never written, or lost on its
-    /// way through swap) counts in the task's `verify_errors`.
+    /// way through swap) counts in the task's `verify_errors`. On a phase that writes, each
+    /// write of a later pass (a repeated program, or a cycle after the first) first reads the
+    /// word the previous pass wrote: vm-scalability's usemem checks every word before it
+    /// overwrites it on its passes after the first (`do_rw_once`, "verify last write").
     #[serde(default, skip_serializing_if = "is_false")]
     pub verify: bool,
     #[serde(default = "default_theta")]

@@ -115,7 +115,35 @@ impl Sim {
             self.count_fault(tid, false);
             return Outcome::Done;
         }
+        if touch.check {
+            return self.checked_write_swapin(tid, cpu, v, touch, pte);
+        }
         self.swapin(tid, cpu, v, touch, pte, false)
+    }
+
+    /// A store that loads its word first (`Touch::check`) to a swapped-out page: the load takes
+    /// the swap-in as a read fault, then the store a write-protect fault on the page the read
+    /// fault mapped read-only (do_wp_page's reuse, §1.1), two faults for one touch. A read
+    /// fault that sleeps on its read retries the whole touch, which finds the page in the swap
+    /// cache.
+    fn checked_write_swapin(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch, entry: u64) -> Outcome {
+        let load = Touch { write: false, check: false, ..touch };
+        match self.swapin(tid, cpu, v, load, entry, false) {
+            Outcome::Done => {}
+            other => return other,
+        }
+        let pte = self.mem.vmas[v as usize].ptes[touch.page as usize];
+        if pte & PTE_WRITE != 0 {
+            // Mapped writable by the read fault (6.x maps an exclusive page writable): the
+            // store just dirties it.
+            self.mem.vmas[v as usize].ptes[touch.page as usize] = pte | PTE_DIRTY;
+            return Outcome::Done;
+        }
+        let out = self.do_wp_page(tid, cpu, v, touch);
+        if matches!(out, Outcome::Done) {
+            self.count_fault(tid, false);
+        }
+        out
     }
 
     fn fault_shared(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch) -> Outcome {
@@ -323,7 +351,11 @@ impl Sim {
         let fr = self.mem.frames[f as usize];
         let sole_user = self.mem.anon_mappings(f, fr.owner, fr.index).mapcount == 0 && self.swap.areas[dev].count(slot) == 0;
         let freed = (write || self.vm_swap_full()) && self.try_free_swap(f);
-        let writable = sole_user && (write || freed);
+        // A read fault maps an exclusive page writable only from 6.x on (do_swap_page's
+        // RMAP_EXCLUSIVE pte_mkwrite); 4.14 and older map it with vm_page_prot, read-only even
+        // when the slot was freed, and the first store takes a write-protect fault (§1.1).
+        let read_fault_writable = self.profile >= crate::config::Profile::V6;
+        let writable = sole_user && (write || (freed && read_fault_writable));
         let bits = PTE_PRESENT | PTE_ACCESSED | if writable { PTE_WRITE } else { 0 } | if write { PTE_DIRTY } else { 0 };
         self.mem.vmas[v as usize].ptes[page] = bits | f as u64;
         self.activate_swapped_in(f);

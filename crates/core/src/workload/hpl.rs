@@ -380,7 +380,7 @@ impl HplGen {
     pub fn next(&mut self) -> Option<(Touch, u64)> {
         self.stage?;
         let p = self.passes[self.pass];
-        let step = (Touch { page: self.page as u32, write: p.write }, self.compute_ns);
+        let step = (Touch { page: self.page as u32, write: p.write, check: false }, self.compute_ns);
         self.page += 1;
         if self.page == self.page_end {
             if self.col + 1 < p.cols.1 {

@@ -218,7 +218,7 @@ impl KvGen {
     pub fn next(&mut self, rng: &mut Rng) -> Option<KvStep> {
         if let Some((p, last)) = self.pages {
             self.pages = (p < last).then_some((p + 1, last));
-            return Some(KvStep::Touch(Touch { page: p as u32, write: self.write }));
+            return Some(KvStep::Touch(Touch { page: p as u32, write: self.write, check: false }));
         }
         if self.done >= self.requests || self.layout.keys == 0 {
             return None;

@@ -62,6 +62,10 @@ pub enum Step {
 pub struct Touch {
     pub page: u32,
     pub write: bool,
+    /// A store that first loads the word it overwrites and checks it (usemem's "verify last
+    /// write" on its passes after the first, `PhaseSpec::verify` on a write phase): a page
+    /// that is not mapped takes a read fault, then the store a write-protect fault.
+    pub check: bool,
 }
 
 /// Zipf sampler by rejection-inversion (Hörmann & Derflinger, 1996): O(1) per sample, no
@@ -149,8 +153,11 @@ pub struct PhaseGen {
     done: u64,
     write_ratio: f64,
     backward: bool,
-    /// Reads check that the page holds data (`PhaseSpec::verify`).
+    /// Reads check that the page holds data (`PhaseSpec::verify`); writes of a later pass
+    /// first read what the previous pass wrote.
     pub verify: bool,
+    /// A repeated program is past its first pass (`Program` sets it when it starts over).
+    later_pass: bool,
     /// The program's own CPU time per touch (`compute`).
     pub compute_ns: u64,
     /// Matrix traversal state: (k, stage, i, j, page within tile); strided: (next, lane).
@@ -207,7 +214,7 @@ impl PhaseGen {
             (_, Access::Syscall) => GenKind::Syscall,
             _ => GenKind::Touch,
         };
-        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, verify: spec.verify, compute_ns: spec.compute.0, m: [0; 5], kind, trace: None, kv: None, outstanding: spec.pipeline.or(spec.iodepth).unwrap_or(1).max(1), measure: spec.measure, barrier: spec.barrier }
+        PhaseGen { order, pages, total, done: 0, write_ratio: spec.write_ratio, backward: spec.backward, verify: spec.verify, later_pass: false, compute_ns: spec.compute.0, m: [0; 5], kind, trace: None, kv: None, outstanding: spec.pipeline.or(spec.iodepth).unwrap_or(1).max(1), measure: spec.measure, barrier: spec.barrier }
     }
 
     /// Make this phase serve kv requests.
@@ -308,7 +315,10 @@ impl PhaseGen {
         } else {
             rng.unit() < self.write_ratio
         };
-        Some(Touch { page: page as u32, write })
+        // usemem checks each word of its previous pass before it overwrites it (do_rw_once's
+        // "verify last write", passes after the first).
+        let check = write && self.verify && (self.later_pass || i >= self.pages);
+        Some(Touch { page: page as u32, write, check })
     }
 
     /// Right-looking blocked LU on a tiles x tiles grid of tiles stored row-major, each tile
@@ -388,6 +398,8 @@ pub struct Program {
     plain: bool,
     /// The live phase begins with a barrier not yet yielded.
     barrier_due: bool,
+    /// The program has started over at least once (`repeat`).
+    later_pass: bool,
 }
 
 impl Program {
@@ -395,7 +407,7 @@ impl Program {
         let live = phases.first().map(|(_, g)| g.clone());
         let barrier_due = live.as_ref().is_some_and(|g| g.barrier);
         let plain = live.as_ref().is_some_and(|g| g.kind == GenKind::Touch) && !barrier_due;
-        Program { phases, current: 0, live, repeat, rng, held: None, plain, barrier_due }
+        Program { phases, current: 0, live, repeat, rng, held: None, plain, barrier_due, later_pass: false }
     }
 
     /// The index of the phase the program is in (the number of phases once it has ended).
@@ -497,9 +509,10 @@ impl Program {
                     return None;
                 }
                 self.current = 0;
+                self.later_pass = true;
             }
             let next = &self.phases[self.current].1;
-            self.live = Some(next.clone());
+            self.live = Some(PhaseGen { later_pass: self.later_pass, ..next.clone() });
             if next.barrier {
                 self.plain = false;
                 return Some(Step::Op(Op::Barrier { phase: self.current as u32 }));

@@ -157,7 +157,7 @@ impl TraceReplay {
                 write |= self.populated[w] & m == 0;
                 self.populated[w] |= m;
             }
-            let touch = Touch { page: offset as u32, write };
+            let touch = Touch { page: offset as u32, write, check: false };
             return Some((r.mi, touch, compute));
         }
     }

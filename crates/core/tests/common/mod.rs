@@ -101,7 +101,9 @@ pub fn check_relations(res: &SimResult, r: &Resolved, what: &str) {
     let retried = g("pgfault") - (major + minor);
     assert_eq!(major + retried, g("pgmajfault"), "{what}: per-task major faults + re-read attempts != pgmajfault");
     for t in &res.tasks {
-        assert!(t.major_faults + t.minor_faults <= t.touches, "{what}: task {} has {} faults but {} touches", t.name, t.major_faults + t.minor_faults, t.touches);
+        // At most two faults per touch: a checked store (usemem's verify of its last pass)
+        // swaps its page in with a read fault and then takes a write-protect fault.
+        assert!(t.major_faults + t.minor_faults <= 2 * t.touches, "{what}: task {} has {} faults but {} touches", t.name, t.major_faults + t.minor_faults, t.touches);
         assert!(t.end_ns >= t.start_ns, "{what}: task {} ends before it starts", t.name);
     }
     // Readahead pages are pages read from swap: swap_ra counts the non-target ones. With a
