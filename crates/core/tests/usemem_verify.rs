@@ -2,9 +2,8 @@
 //! overwrite (`do_rw_once`, "verify last write"): `verify = true` on a write phase. A swapped-out
 //! page then takes a read fault, which swaps it in and maps it read-only on 4.14 (do_swap_page
 //! maps with vm_page_prot; only a write fault that may reuse the page maps it writable), and the
-//! store a write-protect fault that reuses it (do_wp_page → reuse_swap_page). Modern kernels map
-//! an exclusive page writable on a read fault, so the store faults no more. kernel-algorithms.md
-//! §1.1.
+//! store a write-protect fault that reuses it (do_wp_page → reuse_swap_page). From 6.11 a read
+//! fault maps an exclusive page writable, so the store faults no more. kernel-algorithms.md §1.1.
 
 mod common;
 use common::{load, run_resolved};
@@ -70,9 +69,9 @@ fn a_usemem_pass_after_the_first_takes_a_read_fault_and_a_write_protect_fault_pe
 }
 
 #[test]
-fn a_read_swap_in_maps_read_only_on_4_14_even_when_swap_is_half_full_but_writable_on_6_x() {
+fn a_read_swap_in_maps_read_only_before_6_11_even_when_swap_is_half_full_but_writable_from_6_11() {
     // 12 MiB of swap for 8+ MiB swapped out: vm_swap_full, so the read fault frees the slot.
-    for (profile, wp_faults) in [("4.14", true), ("6.x", false)] {
+    for (profile, wp_faults) in [("4.14", true), ("6.10", true), ("6.11", false), ("6.x", false)] {
         let plain = run(&usemem(profile, false, "12MiB"));
         let checked = run(&usemem(profile, true, "12MiB"));
         let (p, c) = (&plain.tasks[0], &checked.tasks[0]);

@@ -57,6 +57,17 @@ pub fn arm64_batched_unmap_flush(profile: &str) -> bool {
     Profile::parse(profile) == Some(Profile::V6) && profile.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()).is_none_or(|minor| minor >= 5)
 }
 
+/// Does a read fault map a swapped-in page its task alone owns writable (`profile` is the
+/// `kernel.profile` string)? Since 6.11 ("mm: use pte_mkwrite on exclusive swapin", Barry
+/// Song, c18160dba5ff, 2024) `do_swap_page` makes an exclusive page's PTE writable on any
+/// fault of a VM_WRITE mapping; before, only a write fault did (`maybe_mkwrite` under
+/// FAULT_FLAG_WRITE: 2.6.x `reuse_swap_page`, 6.1 .. 6.10 `RMAP_EXCLUSIVE`), and a read fault
+/// mapped it with `vm_page_prot`, read-only, so the first store takes a write-protect fault.
+/// "6.x" is the newest era.
+pub fn swapin_read_fault_maps_writable(profile: &str) -> bool {
+    Profile::parse(profile) == Some(Profile::V6) && profile.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()).is_none_or(|minor| minor >= 11)
+}
+
 impl Profile {
     pub fn parse(s: &str) -> Option<Profile> {
         Some(match s {

@@ -351,10 +351,12 @@ impl Sim {
         let fr = self.mem.frames[f as usize];
         let sole_user = self.mem.anon_mappings(f, fr.owner, fr.index).mapcount == 0 && self.swap.areas[dev].count(slot) == 0;
         let freed = (write || self.vm_swap_full()) && self.try_free_swap(f);
-        // A read fault maps an exclusive page writable only from 6.x on (do_swap_page's
-        // RMAP_EXCLUSIVE pte_mkwrite); 4.14 and older map it with vm_page_prot, read-only even
-        // when the slot was freed, and the first store takes a write-protect fault (§1.1).
-        let read_fault_writable = self.profile >= crate::config::Profile::V6;
+        // A read fault maps an exclusive page writable only from 6.11 on; older kernels map it
+        // with vm_page_prot, read-only even when the slot was freed, and the first store takes
+        // a write-protect fault (§1.1, `swapin_read_fault_maps_writable`). The model makes it
+        // writable only when the slot was freed (the folio then dirty), where 6.11 needs no
+        // free: a clean folio under a writable PTE, which the model's PTE has no room for.
+        let read_fault_writable = self.swapin_read_fault_writable;
         let writable = sole_user && (write || (freed && read_fault_writable));
         let bits = PTE_PRESENT | PTE_ACCESSED | if writable { PTE_WRITE } else { 0 } | if write { PTE_DIRTY } else { 0 };
         self.mem.vmas[v as usize].ptes[page] = bits | f as u64;

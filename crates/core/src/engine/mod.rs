@@ -71,6 +71,8 @@ const PROGRESS_INTERVAL_MS: u128 = 200;
 pub struct Sim {
     pub cfg: Resolved,
     pub profile: Profile,
+    /// A read fault maps an exclusive swapped-in page writable (6.11+, engine/fault.rs).
+    pub(crate) swapin_read_fault_writable: bool,
     pub costs: Costs,
     pub now: u64,
     pub(crate) events: EventQueue,
@@ -114,6 +116,7 @@ impl Sim {
         let mut sim = Sim {
             cfg: cfg.clone(),
             profile,
+            swapin_read_fault_writable: crate::config::swapin_read_fault_maps_writable(&c.kernel.profile),
             costs: c.costs.clone(),
             now: 0,
             events: EventQueue::default(),
