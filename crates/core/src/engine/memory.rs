@@ -200,7 +200,9 @@ impl Sim {
         }
         t.no_progress = 0;
         let victim = self.oom_kill();
-        if victim == Some(tid) || victim.is_none() {
+        // The victim's process dies whole (every thread of its mm, §3.14): when the allocating
+        // task is one of those threads it is dead too and must not go on with its fault.
+        if victim.is_none() || self.tasks[tid as usize].state == TState::Done {
             return Some(Alloc::Killed);
         }
         None
@@ -612,6 +614,26 @@ mod tests {
         s.wb.nr_dirty = 2 * s.reclaimable_pages() + 1;
         let next = s.after_reclaim(0, 0, 1, false);
         assert_eq!(sleep_after(&mut s, next), Some(s.hz_div_10_ns()));
+    }
+
+    /// Guards the allocating thread of an OOM-killed process: the killer names the process by
+    /// its first thread, but every thread dies, so a second thread whose allocation chose that
+    /// process stops its fault (it went on serving requests as a dead task, and a 1/36
+    /// memcached run hung with a worker that was neither running nor waiting on anything).
+    #[test]
+    fn an_allocation_that_oom_kills_its_own_process_ends_the_allocating_thread() {
+        let text = "name = \"t\"\n[machine]\nram = \"64MiB\"\n[[task]]\nname = \"p\"\ninstances = 2\nthreads = true\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
+        let mut s = Sim::new(&crate::config::load(text, "t.toml", &[]).expect("valid"));
+        let (a, b) = (0u32, 1u32);
+        s.tasks[a as usize].state = TState::Sleeping;
+        s.tasks[b as usize].state = TState::Running(0);
+        let v = s.tasks[b as usize].vmas[0] as usize;
+        s.mem.vmas[v].rss = 10;
+        s.tasks[b as usize].no_progress = crate::reclaim::MAX_RECLAIM_RETRIES;
+        let next = s.after_reclaim(b, 0, 1, false);
+        assert_eq!(s.stats.vm.oom_kill, 1);
+        assert_eq!((s.tasks[a as usize].state, s.tasks[b as usize].state), (TState::Done, TState::Done));
+        assert!(matches!(next, Some(Alloc::Killed)), "the allocating thread died with its process");
     }
 
     /// Three started tasks of a 2.6.28 machine, task `big` holding the most memory.
