@@ -191,19 +191,20 @@ def test_requests_are_in_the_json_the_metrics_and_the_task_rows(tmp_path):
     p.write_text(KV_STORE)
     r = swaplab.simulate(p)
     reqs = [t["requests"] for t in r.raw["tasks"]]
-    assert [q["ops"] for q in reqs] == [2000, 2000], "each server thread answers its client's gets"
+    # memtier's -n allkeys for R:R gets: key_maximum - key_minimum = 3,999 per client.
+    assert [q["ops"] for q in reqs] == [3999, 3999], "each server thread answers its client's gets"
     assert metrics.extract(r.raw, "ops_per_s") == pytest.approx(sum(q["ops_per_s"] for q in reqs))
     assert metrics.extract(r.raw, "op_kb_per_s") == pytest.approx(sum(q["bytes_per_s"] for q in reqs) / 1024)
     assert metrics.extract(r.raw, "op_latency_p50_us") == pytest.approx(sum(q["latency_ns"]["p50"] for q in reqs) / 2 / 1000)
     assert metrics.unit_of("ops_per_s") == "ops/s"
     mean_window_s = sum(q["window_ns"] for q in reqs) / 2 / 1e9
-    assert metrics.extract(r.raw, "memtier_ops_per_s") == pytest.approx(4000 / mean_window_s)
-    assert list(r.tasks["requests_ops"]) == [2000, 2000] and "request_p99" in r.tasks.columns
+    assert metrics.extract(r.raw, "memtier_ops_per_s") == pytest.approx(7998 / mean_window_s)
+    assert list(r.tasks["requests_ops"]) == [3999, 3999] and "request_p99" in r.tasks.columns
     # The slab mapping was sized by the resolver: 2000 items of 2320 bytes, 451 per 1 MiB slab page.
     assert r.raw["config"]["task"][0]["mapping"][0]["size"] == 5 << 20
     from swaplab.table import run_report
     table = run_report(r.raw)
-    assert "requests" in table and "memcached#1  2,000" in table, table
+    assert "requests" in table and "memcached#1  3,999" in table, table
 
 
 def test_memtier_ops_per_s_divides_all_requests_by_the_mean_thread_window():

@@ -84,6 +84,34 @@ fn the_fill_writes_every_item_in_key_order() {
     assert!(gets.iter().all(|g| (1..=2).contains(&g.len()) && g.iter().all(|&(_, w)| !w)));
 }
 
+#[test]
+fn without_requests_each_client_sends_what_memtier_allkeys_sends() {
+    // 20,001 keys over 4 clients: memtier's P:P range is 20,000 / 4 + 1 = 5,001 keys, the
+    // last client keeps the 4,998 left; -n allkeys is 5,001 sets per client for the fill and
+    // 20,000 gets per client (key_maximum - key_minimum) for R:R.
+    let text = KV.replace("keys = 20000", "keys = 20001").replace("requests = 20000\n", "");
+    assert_eq!((partition(20001, 0, 4), partition(20001, 3, 4)), (0..5001, 15003..20001));
+    for inst in 0..4 {
+        let reqs = requests_of(&text, &[], inst);
+        assert_eq!(reqs.len(), 5001 + 20000, "instance {inst}: a fill of its range, then 20,000 gets");
+    }
+    // The last client's fill runs past its 4,998 keys and starts over at its first, as memtier's
+    // sequential key iterator wraps within the client's range.
+    let last = requests_of(&text, &[], 3);
+    assert_eq!(&last[4998..5001], &last[..3]);
+    let r = load(&text, &[]);
+    let l = SlabLayout::new(5001, KEY, 2000).unwrap();
+    assert_eq!(r.config.tasks[0].mappings[0].size.0, l.pages() * 4096, "sized for the first, largest, range");
+}
+
+#[test]
+fn a_store_whose_memtier_split_leaves_a_client_no_keys_is_refused() {
+    // 10 keys over 6 clients: ranges of 9 / 6 + 1 = 2 keys give the first five all ten.
+    let text = KV.replace("keys = 20000", "keys = 10").replace("instances = 4", "instances = 6");
+    let err = swaplab_core::config::load(&text, "test.toml", &[]).err().expect("refused").to_string();
+    assert!(err.contains("task.0.phase.0.keys") && err.contains("use at least 11 keys"), "{err}");
+}
+
 /// Requests per decile of the instance's items for a get pattern.
 fn get_deciles(overrides: &[&str]) -> [u64; 10] {
     let l = SlabLayout::new(5000, KEY, 2000).unwrap();

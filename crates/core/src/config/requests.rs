@@ -121,6 +121,10 @@ fn kv_pages(ph: &PhaseSpec, instances: u64, key: &dyn Fn(&str) -> String) -> Res
     if keys < instances {
         return Err((key("keys"), format!("expected at least one key per instance ({instances}), got {keys}")));
     }
+    if kv::partition(keys, instances - 1, instances).is_empty() {
+        let range = kv::memtier_range(keys, instances);
+        return Err((key("keys"), format!("memtier's P:P split gives each client {range} keys, which leaves the last of {instances} instances none (memtier would give that client an empty range): use at least {} keys", range * (instances - 1) + 1)));
+    }
     if keys > 1 << 40 {
         return Err((key("keys"), format!("expected at most 2^40 keys, got {keys}")));
     }

@@ -299,7 +299,9 @@ pub struct PhaseSpec {
     /// kv gaussian: the standard deviation in keys (default: the instance's keys / 6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_stddev: Option<f64>,
-    /// kv: requests per instance (default: its keys, memtier `-n allkeys`).
+    /// kv: requests per instance (default: memtier's `-n allkeys` per client: `keys - 1`, or for
+    /// a `parallel` fill the instance's part, `(keys - 1) / instances + 1`; workload/kv.rs
+    /// `memtier_allkeys_requests`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
     /// kv: requests a client keeps outstanding (memtier `--pipeline`, default 1): a

@@ -16,9 +16,14 @@
 //!
 //! **Threads**: memcached's worker threads share one slab arena; here each server thread is a
 //! task instance holding the keys its client covers in the `P:P` fill (memtier splits the key
-//! range into equal contiguous parts, one per client) in its own arena. Gets then draw keys
-//! from the instance's own part: for uniform (`R:R`) gets every item sees the same request rate
-//! as in a shared arena; what the model loses is two threads faulting on one page.
+//! range into contiguous parts of `(keys - 1) / clients + 1`, the last client taking what is
+//! left: [`partition`]) in its own arena. Gets then draw keys from the instance's own part: for
+//! uniform (`R:R`) gets every item sees the same request rate as in a shared arena; what the
+//! model loses is two threads faulting on one page.
+//!
+//! **How many**: a phase without `requests` sends what memtier's `-n allkeys` sends per client
+//! ([`memtier_allkeys_requests`]): its part once for a `P:P` fill, but `keys - 1` requests for
+//! any other pattern, so `R:R` gets make as many passes over the store as there are clients.
 //!
 //! **Requests**: each request is one [`Step::Op`] (`Op::Request`: the server's CPU per request,
 //! and the request's bytes on the wire) followed by the touches of every page the item spans: a set
@@ -114,13 +119,42 @@ impl SlabLayout {
     }
 }
 
-/// The keys of instance `inst` of `n`: memtier's `P` pattern splits `[0, keys)` into equal
-/// contiguous ranges, one per client (the last takes the remainder).
+/// Keys per client of memtier's `P` pattern over keys 1..=`keys` split among `n` clients:
+/// `(key_maximum - key_minimum) / (clients * threads) + 1` (memtier_benchmark client.cpp,
+/// `client::setup_client`).
+pub fn memtier_range(keys: u64, n: u64) -> u64 {
+    keys.saturating_sub(1) / n.max(1) + 1
+}
+
+/// The keys of instance `inst` of `n`: memtier's `P` pattern gives client i the contiguous
+/// keys from `i * range` ([`memtier_range`]), and the last client what is left, which is at
+/// most `range` keys (`client::setup_client`). The resolver rejects stores where the last
+/// client would get none.
 pub fn partition(keys: u64, inst: u64, n: u64) -> std::ops::Range<u64> {
-    let per = keys / n.max(1);
-    let start = per * inst;
-    let end = if inst + 1 == n { keys } else { start + per };
+    let range = memtier_range(keys, n);
+    let start = (range * inst).min(keys);
+    let end = if inst + 1 >= n { keys } else { (start + range).min(keys) };
     start..end
+}
+
+/// memtier's `-n` when none is given: 10,000 requests per client (`config_init_defaults`).
+pub const MEMTIER_DEFAULT_REQUESTS: u64 = 10_000;
+
+/// memtier's `-n allkeys`, the requests of each client when a kv phase gives no `requests`
+/// (memtier_benchmark.cpp `config_init_defaults`): `key_maximum - key_minimum`, and for the
+/// `P:P` pattern that divided by the clients (`clients * threads`) plus one; a count of 0
+/// (one key, random gets) falls back to memtier's default `-n`. The count is per client:
+/// `client::finished` ends a client when its own processed requests reach it. So a `P:P` fill
+/// sets each client's part once, while `R:R` gets over keys 1..K send K - 1 gets *per client*,
+/// `clients` passes over the whole store in all (seed 004: 36 x 64,999,999 gets).
+pub fn memtier_allkeys_requests(keys: u64, parallel: bool, clients: u64) -> u64 {
+    let span = keys.saturating_sub(1);
+    let n = if parallel { memtier_range(keys, clients) } else { span };
+    if n == 0 {
+        MEMTIER_DEFAULT_REQUESTS
+    } else {
+        n
+    }
 }
 
 /// The layout of a kv phase's keys for one instance of its task.
@@ -137,8 +171,8 @@ pub fn longest_key(spec: &PhaseSpec) -> u64 {
 
 /// Pages the slab mapping of a task's kv phase needs: its largest instance's keys.
 pub fn kv_mapping_pages(spec: &PhaseSpec, instances: u64) -> Option<u64> {
-    // The last instance holds the most keys (it takes the remainder).
-    layout_of(spec, instances - 1, instances).map(|l| l.pages())
+    // The first instance holds the most keys: a full memtier range (the last only what is left).
+    layout_of(spec, 0, instances).map(|l| l.pages())
 }
 
 #[derive(Clone, Debug)]
@@ -180,13 +214,15 @@ impl KvGen {
         let n = layout.keys.max(1);
         let write = spec.pattern == PatternKind::KvSet;
         let default = if write { KeyPattern::Parallel } else { KeyPattern::Random };
-        let order = match spec.key_pattern.unwrap_or(default) {
+        let pattern = spec.key_pattern.unwrap_or(default);
+        let order = match pattern {
             KeyPattern::Parallel => KeyOrder::Parallel,
             KeyPattern::Random => KeyOrder::Random,
             KeyPattern::Gaussian => KeyOrder::Gaussian { median: (n as f64 - 1.0) / 2.0, stddev: spec.key_stddev.unwrap_or(n as f64 / 6.0) },
             KeyPattern::Zipf => KeyOrder::Zipf(Zipf::new(n, spec.zipf_theta), super::scatter_multiplier(n)),
         };
-        let requests = spec.requests.unwrap_or(layout.keys);
+        let parallel = pattern == KeyPattern::Parallel;
+        let requests = spec.requests.unwrap_or_else(|| memtier_allkeys_requests(spec.keys.unwrap_or(0), parallel, instances));
         let first_key = partition(spec.keys.unwrap_or(0), inst, instances).start + 1;
         KvGen { layout, order, write, value: spec.value_size.map_or(0, |s| s.0), key_size: spec.key_size, first_key, requests, done: 0, pages: None }
     }
@@ -264,8 +300,22 @@ mod tests {
     }
 
     #[test]
-    fn partitions_cover_the_key_range() {
+    fn partitions_are_memtiers_pp_ranges() {
+        // memtier: range = (10 - 1) / 3 + 1 = 4; keys 1-4, 5-8 and the last client 9-10.
         let parts: Vec<_> = (0..3).map(|i| partition(10, i, 3)).collect();
-        assert_eq!(parts, vec![0..3, 3..6, 6..10]);
+        assert_eq!(parts, vec![0..4, 4..8, 8..10]);
+        // Seed 004: 64,999,999 / 36 + 1 = 1,805,556 keys per client, the last 1,805,540.
+        assert_eq!(partition(65_000_000, 0, 36), 0..1_805_556);
+        assert_eq!(partition(65_000_000, 35, 36), 63_194_460..65_000_000);
+    }
+
+    #[test]
+    fn allkeys_requests_are_memtiers_per_client_counts() {
+        // Seed 004's fill (P:P) and gets (R:R) over keys 1..65,000,000, 36 clients.
+        assert_eq!(memtier_allkeys_requests(65_000_000, true, 36), 1_805_556);
+        assert_eq!(memtier_allkeys_requests(65_000_000, false, 36), 64_999_999);
+        // One key: 0 random requests, so memtier's default -n.
+        assert_eq!(memtier_allkeys_requests(1, false, 4), MEMTIER_DEFAULT_REQUESTS);
+        assert_eq!(memtier_allkeys_requests(1, true, 1), 1);
     }
 }
