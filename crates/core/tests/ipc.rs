@@ -250,3 +250,26 @@ fn a_zero_footprint_is_rejected() {
     let err = config::load(&text, "hb-test.toml", &[]).expect_err("zero footprint");
     assert!(err.to_string().contains("footprint"), "{err}");
 }
+
+/// When the last reader of a socket exits, its queued messages are freed at once
+/// (`unix_release_sock` purges `sk_receive_queue`), and the writers blocked on the full socket
+/// are woken to EPIPE and die of SIGPIPE, instead of holding the socket's kernel pages until
+/// the run ends.
+#[test]
+fn a_socket_whose_last_reader_exits_frees_its_queue_and_its_writers_die_of_sigpipe() {
+    // Each receiver reads 10 of the 160 messages its group's senders write to it; a 16 KiB
+    // socket holds 32, so the senders block on full sockets when the receivers exit.
+    let text = hackbench(1, 40, "64MiB", "none").replace("messages = 160\n", "messages = 10\n");
+    let r = config::load(&text, "hb-test.toml", &[]).expect("valid workload");
+    let mut sim = Sim::new(&r);
+    sim.run(&mut |_| true);
+    let errs = sim.check_invariants();
+    assert!(errs.is_empty(), "{errs:?}");
+    assert_eq!(sim.ipc.kernel_pages, 0, "the closed sockets' queued messages were freed");
+    let res = sim.result();
+    let sigpipes: Vec<&str> = res.events.iter().filter(|e| e.kind == "sigpipe").map(|e| e.task.as_str()).collect();
+    assert_eq!(sigpipes.len(), 4, "every sender dies of SIGPIPE: {:?}", res.events);
+    assert!(sigpipes.iter().all(|t| t.starts_with("sender")), "{sigpipes:?}");
+    assert!(res.events.iter().all(|e| e.kind != "ipc_deadlock"), "{:?}", res.events);
+    assert_eq!(res.tasks.iter().filter(|t| t.name == "receiver").map(|t| t.messages_received).sum::<u64>(), 40);
+}

@@ -63,6 +63,12 @@ pub struct Channel {
     pub frames: Vec<u32>,
     pub recv_waiters: VecDeque<u32>,
     pub send_waiters: Vec<u32>,
+    /// Tasks holding the receiving end that have not exited: every task with a `recv` phase
+    /// on the channel (counted when the tasks are built).
+    pub readers: u32,
+    /// The last reader exited (see [`Sim::ipc_reader_exit`]): the queue is gone and a send is
+    /// EPIPE.
+    pub closed: bool,
 }
 
 /// All channels of a run (global ids: the `[[channel]]` arrays in file order).
@@ -135,6 +141,9 @@ impl Sim {
     }
 
     fn ipc_send(&mut self, tid: u32, cpu: usize, chan: usize, bytes: u32) -> Outcome {
+        if self.ipc.chans[chan].closed {
+            return self.ipc_sigpipe(tid, cpu);
+        }
         let ch = &mut self.ipc.chans[chan];
         let size = bytes as u64 + ch.overhead;
         let held = ch.footprint.unwrap_or(size);
@@ -267,6 +276,60 @@ impl Sim {
         t.file_writes += 1;
         self.balance_dirty_pages_ratelimited(tid, dirtied);
         Outcome::Done
+    }
+
+    /// Count each channel's readers (after the tasks are built).
+    pub(super) fn ipc_count_readers(&mut self) {
+        if self.ipc.chans.is_empty() {
+            return;
+        }
+        for t in &self.tasks {
+            for c in t.program.as_ref().map(|p| p.recv_channels()).unwrap_or_default() {
+                self.ipc.chans[c as usize].readers += 1;
+            }
+        }
+    }
+
+    /// Task `tid` exited (or was killed): it closes the receiving ends it held. When the last
+    /// reader of a channel is gone the queued messages are freed at once, as 2.6.28's
+    /// `unix_release_sock` (net/unix/af_unix.c, the same in 6.x) empties the closing socket's
+    /// `sk_receive_queue` with `kfree_skb`; it sets the peer's `sk_shutdown` to SHUTDOWN_MASK and
+    /// wakes its waiters, so a blocked writer returns from `sock_alloc_send_pskb` with EPIPE.
+    /// (A pipe keeps its buffers until its writers are gone too, `pipe_release`; its writers get
+    /// EPIPE on their next write all the same, so the buffers go with them. The model frees
+    /// them with the last reader for both.)
+    pub(super) fn ipc_reader_exit(&mut self, tid: u32) {
+        if self.ipc.chans.is_empty() {
+            return;
+        }
+        let at = self.tasks[tid as usize].clock;
+        for c in self.tasks[tid as usize].program.as_ref().map(|p| p.recv_channels()).unwrap_or_default() {
+            let ch = &mut self.ipc.chans[c as usize];
+            ch.readers -= 1;
+            if ch.readers > 0 {
+                continue;
+            }
+            ch.closed = true;
+            ch.queue.clear();
+            (ch.used, ch.held) = (0, 0);
+            for f in std::mem::take(&mut ch.frames) {
+                self.free_frame(f);
+                self.ipc.kernel_pages -= 1;
+            }
+            for w in std::mem::take(&mut self.ipc.chans[c as usize].send_waiters) {
+                self.ipc_wake(w, at);
+            }
+        }
+    }
+
+    /// A write to a channel whose readers have all exited: EPIPE and SIGPIPE
+    /// (`unix_stream_sendmsg`'s `pipe_err`, `pipe_write`), whose default action ends the
+    /// writer, as it ends hackbench's senders (they write without MSG_NOSIGNAL).
+    fn ipc_sigpipe(&mut self, tid: u32, cpu: usize) -> Outcome {
+        let label = self.tasks[tid as usize].label();
+        self.record_event("sigpipe", label, 0, 0);
+        self.finish_task(tid, cpu, false);
+        Outcome::Killed
     }
 
     /// Finish the tasks that wait on channels when no unfinished user task can wake them.

@@ -138,12 +138,29 @@ impl Sim {
             return OomKill::Current;
         }
         self.count_oom_kill(victim);
-        self.tasks[victim as usize].memdie = true;
-        if self.tasks[victim as usize].ipc_wait_since.is_some() {
-            let at = self.tasks[tid as usize].clock;
-            self.ipc_wake(victim, at);
+        // oom_kill_task: SIGKILL to the victim (its whole thread group) and to every other
+        // process sharing its mm. Only the victim gets TIF_MEMDIE in 2.6.28; the others exit
+        // (PF_EXITING) as they run, and select_bad_process waits for an exiting task as for a
+        // TIF_MEMDIE one, so the model marks them all and chooses again when all are gone.
+        let at = self.tasks[tid as usize].clock;
+        for t in self.tasks_sharing_mm(victim) {
+            self.tasks[t as usize].memdie = true;
+            if self.tasks[t as usize].ipc_wait_since.is_some() {
+                self.ipc_wake(t, at);
+            }
         }
         OomKill::Victim
+    }
+
+    /// The live user tasks running in `victim`'s address space, `victim` among them.
+    fn tasks_sharing_mm(&self, victim: u32) -> Vec<u32> {
+        let mm = self.tasks[victim as usize].mm;
+        (0..self.tasks.len() as u32)
+            .filter(|&t| {
+                let t = &self.tasks[t as usize];
+                t.kind == super::TaskKind::User && t.mm == mm && t.state != TState::Done && !matches!(t.state, TState::New)
+            })
+            .collect()
     }
 
     /// Where `rebalance:` begins, for an allocation retried after reclaim progress
@@ -453,14 +470,7 @@ impl Sim {
     /// reaper, 4.6+; and a victim that is the allocating task itself).
     fn oom_kill_now(&mut self, victim: u32) {
         self.count_oom_kill(victim);
-        let mm = self.tasks[victim as usize].mm;
-        let threads: Vec<u32> = (0..self.tasks.len() as u32)
-            .filter(|&t| {
-                let t = &self.tasks[t as usize];
-                t.kind == super::TaskKind::User && t.mm == mm && t.state != TState::Done && !matches!(t.state, TState::New)
-            })
-            .collect();
-        for t in threads {
+        for t in self.tasks_sharing_mm(victim) {
             self.kill_task(t);
         }
     }
@@ -702,6 +712,34 @@ mod tests {
             }
         }
         assert_eq!(timer, Some(s.jiffy_ns), "schedule_timeout_uninterruptible(1)");
+    }
+
+    /// Guards 2.6.28's `oom_kill_task`: every task sharing the victim's mm is killed, not the
+    /// victim alone; a thread waiting on a socket is woken to exit, and no other victim is
+    /// chosen until all of them have exited.
+    #[test]
+    fn a_2_6_28_oom_kill_ends_every_thread_of_the_victims_process() {
+        let text = "name = \"t\"\n[machine]\ncpus = 1\nram = \"64MiB\"\n[kernel]\nprofile = \"2.6.28\"\n[[task]]\nname = \"small\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n[[task]]\nname = \"big\"\ninstances = 3\nthreads = true\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n";
+        let r = crate::config::load(text, "t.toml", &[]).expect("valid");
+        let mut s = Sim::new(&r);
+        for tid in 0..4u32 {
+            s.tasks[tid as usize].state = TState::Sleeping;
+            let v = s.tasks[tid as usize].vmas[0] as usize;
+            s.mem.vmas[v].rss = if tid == 0 { 100 } else { 60 };
+        }
+        s.tasks[3].state = TState::Blocked;
+        s.tasks[3].ipc_wait_since = Some(0);
+        assert!(matches!(s.oom_kill_2_6_28(0), super::OomKill::Victim));
+        assert_eq!(s.stats.vm.oom_kill, 1, "one kill");
+        assert!(!s.tasks[0].memdie);
+        assert!((1..4).all(|t| s.tasks[t].memdie), "every thread of the process is killed");
+        assert!(matches!(s.tasks[3].state, TState::Runnable | TState::Running(_)), "the socket wait ends: {:?}", s.tasks[3].state);
+        for t in [1, 3] {
+            s.tasks[t].state = TState::Running(0);
+            s.sched.cpus[0] = Some(t as u32);
+            s.run_cpu(0);
+        }
+        assert!(matches!(s.oom_kill_2_6_28(0), super::OomKill::Wait), "a thread of the victim has not exited yet");
     }
 
     #[test]

@@ -143,6 +143,7 @@ impl Sim {
             wb: crate::writeback::WbState::new(c),
         };
         sim.build_tasks();
+        sim.ipc_count_readers();
         sim.kswapd = sim.spawn_kthread(Box::new(crate::reclaim::kswapd::Kswapd), None);
         if c.zswap.as_ref().is_some_and(|z| z.enabled) {
             let worker = sim.spawn_kthread(Box::new(crate::swap::store::zswap::shrinker::ShrinkWorker::default()), None);

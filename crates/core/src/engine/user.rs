@@ -259,6 +259,7 @@ impl Sim {
             self.zap_vma(v);
         }
         self.barrier_task_done(tid);
+        self.ipc_reader_exit(tid);
         if self.sched.cpus.get(cpu).copied().flatten() == Some(tid) {
             self.release_cpu(cpu, end);
         }

@@ -421,6 +421,15 @@ impl Program {
         self.phases.len()
     }
 
+    /// The channels (global ids) this program reads from, each once: the sockets whose
+    /// receiving end it holds.
+    pub fn recv_channels(&self) -> Vec<u32> {
+        let mut chans: Vec<u32> = self.phases.iter().filter_map(|(_, g)| match g.kind { GenKind::Recv { chan } => Some(chan), _ => None }).collect();
+        chans.sort_unstable();
+        chans.dedup();
+        chans
+    }
+
     /// Does any phase send or receive messages?
     pub fn has_messages(&self) -> bool {
         self.phases.iter().any(|(_, g)| matches!(g.kind, GenKind::Send { .. } | GenKind::Recv { .. }))
