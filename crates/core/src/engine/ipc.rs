@@ -21,7 +21,9 @@
 //! boundary — so a send can enter direct reclaim, as `alloc_skb` and `pipe_write`'s
 //! `alloc_page` do — and the receiver frees pages as it consumes data. The pages are charged
 //! like any other page but are on no LRU list: reclaim cannot take them; only consumption frees
-//! them. (Slab packing of many small skbs into one page is what the page rounding stands for.)
+//! them, or the exit of the channel's last reader, which throws the queue away
+//! ([`Sim::ipc_reader_exit`]). (Slab packing of many small skbs into one page is what the page
+//! rounding stands for.)
 //!
 //! **Buffered file I/O** (`access = "syscall"`): read()/write() of one page of a file through
 //! the page cache. A cached page is marked accessed in software (`folio_mark_accessed`,
