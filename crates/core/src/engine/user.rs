@@ -4,7 +4,8 @@
 use super::fault::Outcome;
 use super::{DirtyWait, Sim, TState, TaskKind};
 use crate::mm::*;
-use crate::workload::Step;
+use crate::config::MappingKind;
+use crate::workload::{Step, Touch};
 
 impl Sim {
     pub(super) fn fraction_done(&self) -> f64 {
@@ -98,6 +99,39 @@ impl Sim {
         out
     }
 
+    /// Would this touch's fault read or feed the global adaptive readahead window
+    /// (`swapin_nr_pages` on a swap-cache miss, `swapin_readahead_hits` on a hit that clears
+    /// PG_readahead; kernel-algorithms.md §1.3, §1.4) while the task's clock is ahead of the
+    /// simulation's time? Such a fault must wait for its time: the window is one state shared
+    /// by every CPU, which the kernel's CPUs update in real time order. A task running ahead
+    /// by up to `sync_quantum` (20 us) would otherwise take a sequential reader's hits and its
+    /// next miss in one go (7 hits and a miss take ~10 us), so the hits would always open its
+    /// own next window and never the window of a random faulter whose miss fell between them
+    /// in time (4.14's Base of seed 000: the random tasks' windows collapsed to one page).
+    /// A task's own retry after its read (or its window's allocation) changes nothing shared.
+    fn swapin_ahead_of_global_window(&self, tid: u32, mi: usize, touch: Touch) -> bool {
+        let t = &self.tasks[tid as usize];
+        if t.clock <= self.now || t.fault_was_major || t.ra_cont.is_some() {
+            return false;
+        }
+        let vma = &self.mem.vmas[t.vmas[mi] as usize];
+        let (entry, shmem) = match vma.kind {
+            MappingKind::Anon => (vma.ptes[touch.page as usize], false),
+            MappingKind::Shmem if vma.ptes[touch.page as usize] & PTE_PRESENT == 0 => (self.mem.objects[vma.object as usize].entries[touch.page as usize], true),
+            _ => return false,
+        };
+        if entry & PTE_PRESENT != 0 || entry & PTE_SWAP == 0 || !self.swap.ra.global_window(shmem) {
+            return false;
+        }
+        let cached = self.swap.areas[swp_dev(entry)].cache[swp_slot(entry) as usize];
+        if cached == NONE {
+            return true;
+        }
+        // Before 6.x PG_readahead is PG_reclaim (engine/fault.rs `swapin`).
+        let alias = if self.profile < crate::config::Profile::V6 { PG_RECLAIM } else { 0 };
+        self.mem.frames[cached as usize].flags & (PG_READAHEAD | alias) != 0
+    }
+
     pub(super) fn run_user(&mut self, tid: u32, cpu: usize, mut horizon: u64) {
         loop {
             let (slow, stop) = self.run_resident(tid, horizon);
@@ -145,6 +179,12 @@ impl Sim {
             let t = &mut self.tasks[tid as usize];
             if t.fault_start.is_none() {
                 t.fault_start = Some(t.clock);
+            }
+            if self.swapin_ahead_of_global_window(tid, mi, touch) {
+                // Come back at our clock, after every event before it (see the function).
+                self.tasks[tid as usize].pending = Some((mi, touch));
+                self.continue_on_cpu(tid, cpu);
+                return;
             }
             match self.fault(tid, cpu, mi, touch) {
                 Outcome::Done => {

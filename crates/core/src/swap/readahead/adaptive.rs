@@ -68,6 +68,9 @@ impl SwapReadahead for Adaptive {
             self.note_hit();
         }
     }
+    fn global_window(&self, _shmem: bool) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]

@@ -55,6 +55,11 @@ pub trait SwapReadahead: Send {
     fn window(&mut self, ctx: &FaultCtx, vma_ra_info: &mut u64) -> Window;
     /// A swap-cache lookup found a page; `was_ra` = it had PG_readahead (now cleared).
     fn on_cache_hit(&mut self, was_ra: bool, shmem: bool, vma_ra_info: &mut u64, fault_vpn: u64);
+    /// Does a fault of this kind use the one window every CPU shares (the adaptive
+    /// `swapin_nr_pages` state of §1.3) rather than per-VMA or no state?
+    fn global_window(&self, _shmem: bool) -> bool {
+        false
+    }
 }
 
 /// `__swapin_nr_pages` (§1.3): the window from the hit count, with the optional "don't shrink

@@ -88,6 +88,9 @@ impl SwapReadahead for VmaReadahead {
         }
     }
 
+    fn global_window(&self, shmem: bool) -> bool {
+        shmem
+    }
     fn on_cache_hit(&mut self, was_ra: bool, shmem: bool, info: &mut u64, fault_vpn: u64) {
         if shmem {
             if was_ra {
