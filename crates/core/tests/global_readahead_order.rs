@@ -8,7 +8,7 @@
 //! sequential beside random swap) read 73% useful readahead where the posting had 53%.
 
 mod common;
-use common::{load, run_resolved};
+use common::run_checked;
 use swaplab_core::stats::result::SimResult;
 
 /// vm-scalability's combined case in miniature: 2 sequential writers beside 4 random writers,
@@ -60,12 +60,9 @@ write_ratio = 1.0
     )
 }
 
+/// Run to the end; every invariant and counter relation must hold.
 fn run(text: &str) -> SimResult {
-    let r = load(text, &[]);
-    let (sim, res) = run_resolved(&r);
-    let errs = sim.check_invariants();
-    assert!(errs.is_empty(), "invariants broken:\n  {}", errs.join("\n  "));
-    res
+    run_checked(text, &[])
 }
 
 fn ra_hit_pct(r: &SimResult) -> f64 {

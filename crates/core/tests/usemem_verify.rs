@@ -6,7 +6,7 @@
 //! fault maps an exclusive page writable, so the store faults no more. kernel-algorithms.md §1.1.
 
 mod common;
-use common::{load, run_resolved};
+use common::run_checked;
 use swaplab_core::stats::result::SimResult;
 
 /// One task writes 16 MiB twice in order in an 8 MiB memory cgroup: the first pass swaps out,
@@ -42,12 +42,9 @@ verify = {verify}
     )
 }
 
+/// Run to the end; every invariant and counter relation must hold.
 fn run(text: &str) -> SimResult {
-    let r = load(text, &[]);
-    let (sim, res) = run_resolved(&r);
-    let errs = sim.check_invariants();
-    assert!(errs.is_empty(), "invariants broken:\n  {}", errs.join("\n  "));
-    res
+    run_checked(text, &[])
 }
 
 #[test]
