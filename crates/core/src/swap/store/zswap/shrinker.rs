@@ -164,17 +164,16 @@ impl Sim {
     /// `zswap_writeback_entry` for (`dev`, `slot`): the CPU it cost by category, or why the
     /// entry stays (it is then rotated and counted in `reject_reclaim_fail`).
     fn zswap_writeback_entry(&mut self, dev: usize, slot: u32, at: u64) -> Result<CpuCost, WritebackFail> {
-        // __read_swap_cache_async: a folio already there means the page was just swapped in;
-        // a slot no PTE or shmem entry refers to any more, waiting in a per-CPU return cache
-        // with its entry still stored (swap/slots_cache.rs), is skipped as "unused" (the
-        // `!__swp_swapcount(entry) && swap_slot_cache_enabled` check, 4.11+) and the caller
-        // gets -ENOMEM; the new folio is a GFP_KERNEL allocation the model does not reclaim for.
+        // __read_swap_cache_async: a folio already there means the page was just swapped in
+        // (-EEXIST). It returns no folio (-ENOMEM) for a slot no PTE or shmem entry refers to
+        // any more, one waiting in a per-CPU return cache with its entry still stored
+        // (swap/slots_cache.rs; the `!__swp_swapcount(entry) && swap_slot_cache_enabled` check,
+        // 4.11+), and when the new folio, a GFP_KERNEL allocation the model does not reclaim
+        // for, cannot be had.
         let area = &self.swap.areas[dev];
         let fail = if area.cache[slot as usize] != NONE {
             Some(WritebackFail::InSwapCache)
-        } else if area.count(slot) == 0 {
-            Some(WritebackFail::SlotUnused)
-        } else if self.nr_free() <= self.mem.wm.min {
+        } else if area.count(slot) == 0 || self.nr_free() <= self.mem.wm.min {
             Some(WritebackFail::NoMemory)
         } else {
             None
@@ -257,7 +256,7 @@ impl Sim {
                     freed += 1;
                 }
                 Err(WritebackFail::InSwapCache) => return (freed, true),
-                Err(WritebackFail::NoMemory | WritebackFail::SlotUnused) => {}
+                Err(WritebackFail::NoMemory) => {}
             }
         }
         (freed, false)
@@ -268,9 +267,6 @@ impl Sim {
 enum WritebackFail {
     /// -EEXIST: the page is in the swap cache (just swapped in).
     InSwapCache,
-    /// -ENOMEM: no page for the new swap-cache folio.
+    /// -ENOMEM: `__read_swap_cache_async` gave no folio (no page for it, or the slot unused).
     NoMemory,
-    /// -ENOMEM too: `__read_swap_cache_async` returned no folio for a slot with no swap
-    /// count left (freed, waiting in a return cache).
-    SlotUnused,
 }
