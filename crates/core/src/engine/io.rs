@@ -6,9 +6,11 @@ use super::{Ev, Sim, TState};
 use crate::config::Resolved;
 use crate::device::{Device, Plug, Submitted, DEVICE_STREAM};
 use crate::rng::Rng;
+use crate::swap::io::SwapPlugs;
 use crate::stats::{CpuCategory, CpuCost};
 use crate::mm::*;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// Where an I/O request's pages go when it completes.
 #[derive(Clone, Debug)]
@@ -29,8 +31,13 @@ pub(crate) enum DevRef {
 pub(crate) struct IoState {
     pub reqs: Vec<Option<IoReq>>,
     pub free_ids: Vec<u32>,
-    /// Tasks sleeping on a locked folio (read in flight).
-    pub frame_waiters: HashMap<u32, Vec<u32>>,
+    /// Tasks sleeping on a locked folio (read in flight), in the order they began to wait.
+    pub frame_waiters: HashMap<u32, Vec<u32>, BuildHasherDefault<FrameHasher>>,
+    /// Emptied waiter lists kept for the next wait, so that a wait allocates nothing.
+    pub spare_waiter_lists: Vec<Vec<u32>>,
+    /// A swap-in window's plugs, kept between windows (engine/swapin_window.rs) so that a
+    /// window allocates nothing: one window is read at a time.
+    pub spare_read_plugs: Option<SwapPlugs>,
     /// Tasks throttled until writeback makes progress (reclaim_throttle WRITEBACK).
     pub writeback_waiters: Vec<u32>,
     /// Tasks in `congestion_wait` (engine/congestion.rs).
@@ -55,6 +62,33 @@ pub(crate) struct IoState {
     pub file_dev: Device,
 }
 
+/// The frame-waiter map's hash: frame numbers are dense small integers, so one multiply by the
+/// 64-bit golden ratio (Fibonacci hashing) spreads them over the table's buckets (a bijection
+/// on the low bits) and its control bytes (the high bits). Every I/O completion looks its frame
+/// up; SipHash cost ~110 instructions a lookup there (3% of a major fault). It has no
+/// per-process key either, so the map's iteration order is the same in every run.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct FrameHasher(u64);
+
+impl Hasher for FrameHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(GOLDEN_RATIO_64);
+        }
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (self.0 ^ n as u64).wrapping_mul(GOLDEN_RATIO_64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// 2^64 / φ, odd (the kernel's `GOLDEN_RATIO_64`, include/linux/hash.h).
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+
 /// Capacity of the file device in pages: large enough for any file the model maps.
 const FILE_DEVICE_PAGES: u64 = 1 << 40;
 
@@ -63,7 +97,9 @@ impl IoState {
         IoState {
             reqs: Vec::new(),
             free_ids: Vec::new(),
-            frame_waiters: HashMap::new(),
+            frame_waiters: HashMap::default(),
+            spare_waiter_lists: Vec::new(),
+            spare_read_plugs: None,
             writeback_waiters: Vec::new(),
             congestion_waiters: Vec::new(),
             request_waiters: Vec::new(),
@@ -104,18 +140,26 @@ impl Sim {
 
     /// Block the current task until `frame`'s read or writeback completes.
     pub(crate) fn wait_on_frame(&mut self, tid: u32, frame: u32) {
-        self.io.frame_waiters.entry(frame).or_default().push(tid);
+        let spare = &mut self.io.spare_waiter_lists;
+        self.io.frame_waiters.entry(frame).or_insert_with(|| spare.pop().unwrap_or_default()).push(tid);
         self.io_schedule(tid);
         self.tasks[tid as usize].state = TState::Blocked;
     }
 
     /// Wake the tasks waiting on `frame` (its read ended, or its writeback).
     fn wake_frame_waiters(&mut self, frame: u32) {
-        if let Some(ws) = self.io.frame_waiters.remove(&frame) {
+        // Most completions have no waiter (writeback, readahead): skip the lookup, as the
+        // kernel's `folio_unlock` tests PG_waiters before it hashes into the wait table.
+        if self.io.frame_waiters.is_empty() {
+            return;
+        }
+        if let Some(mut ws) = self.io.frame_waiters.remove(&frame) {
             let now = self.now;
-            for w in ws {
+            for &w in &ws {
                 self.wake(w, now);
             }
+            ws.clear();
+            self.io.spare_waiter_lists.push(ws);
         }
     }
 

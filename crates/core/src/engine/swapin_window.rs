@@ -106,14 +106,25 @@ impl Sim {
         // (`submit_window_reads`): a window the store served submits nothing.
         self.tasks[tid as usize].clock += self.costs.swapin_fault_cpu() + self.costs.swapin_page_cpu_ns;
         let cont = ReadaheadCont { window, next, dev, slot, v, fault_vpn };
-        let plugs = SwapPlugs::for_task(self.swap.areas.len(), tid);
+        let plugs = self.window_plugs(tid);
         self.read_window(tid, cpu, WindowRead { cont, target: Some(target), held: None, store_cpu: 0, plugs })
     }
 
     /// A task that slept in its window's allocation woke and retried its fault: read the rest.
     pub(crate) fn resume_readahead(&mut self, tid: u32, cpu: usize, cont: ReadaheadCont) -> WindowEnd {
-        let plugs = SwapPlugs::for_task(self.swap.areas.len(), tid);
+        let plugs = self.window_plugs(tid);
         self.read_window(tid, cpu, WindowRead { cont, target: None, held: None, store_cpu: 0, plugs })
+    }
+
+    /// Empty plugs for task `tid`'s window: the last window's, given back by `end_window`.
+    fn window_plugs(&mut self, tid: u32) -> SwapPlugs {
+        match self.io.spare_read_plugs.take() {
+            Some(mut plugs) => {
+                plugs.set_owner(tid);
+                plugs
+            }
+            None => SwapPlugs::for_task(self.swap.areas.len(), tid),
+        }
     }
 
     /// The policy's window for this fault (updating its state).
@@ -255,10 +266,9 @@ impl Sim {
     /// flush that sends the device anything (the driver's submission and completion, which
     /// the measured major-fault CPU contains; a store hit or the zero map sends nothing).
     fn submit_window_reads(&mut self, tid: u32, w: &mut WindowRead) {
-        let plugs = std::mem::replace(&mut w.plugs, SwapPlugs::for_task(self.swap.areas.len(), tid));
-        let driver_ns = if plugs.is_empty() { 0 } else { self.costs.read_submit_cpu_ns };
+        let driver_ns = if w.plugs.is_empty() { 0 } else { self.costs.read_submit_cpu_ns };
         let at = self.tasks[tid as usize].clock + std::mem::take(&mut w.store_cpu) + driver_ns;
-        let cpu_ns = plugs.submit(self, at).total();
+        let cpu_ns = w.plugs.submit(self, at).total();
         self.tasks[tid as usize].clock = at + cpu_ns;
     }
 
@@ -274,6 +284,7 @@ impl Sim {
         if let WindowEnd::Blocked = end {
             self.tasks[tid as usize].ra_cont = Some(w.cont);
         }
+        self.io.spare_read_plugs = Some(w.plugs);
         end
     }
 

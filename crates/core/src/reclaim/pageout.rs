@@ -351,7 +351,7 @@ impl Sim {
     /// Submit a batch's writes after its CPU time (`blk_finish_plug`), at the reclaimer's
     /// clock plus what the reclaim call has spent; all of it goes to `sc.cost`, the
     /// submission by block-layer stage (device/blk.rs).
-    fn submit_batch(&mut self, batch: Batch, sc: &mut ScanControl) {
+    fn submit_batch(&mut self, mut batch: Batch, sc: &mut ScanControl) {
         let at = self.reclaim_clock(sc, &batch);
         let mut cpu = batch.swap.submit(self, at);
         if !batch.file.is_empty() {

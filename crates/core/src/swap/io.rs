@@ -49,6 +49,14 @@ impl SwapPlugs {
         SwapPlugs { plugs: (0..areas).map(|_| Plug { owner: Some(tid), ..Plug::default() }).collect() }
     }
 
+    /// Hand empty plugs to task `tid`'s reads.
+    pub fn set_owner(&mut self, tid: u32) {
+        debug_assert!(self.is_empty(), "plugs handed on with requests in them");
+        for p in &mut self.plugs {
+            p.owner = Some(tid);
+        }
+    }
+
     /// Nothing plugged on any area.
     pub fn is_empty(&self) -> bool {
         self.plugs.iter().all(Plug::is_empty)
@@ -60,12 +68,15 @@ impl SwapPlugs {
     }
 
     /// `blk_finish_plug`: submit every area's requests, in area order, the first at `at`;
-    /// returns the submitter's CPU time by category (the block layer's stages).
-    pub fn submit(self, sim: &mut Sim, at: u64) -> CpuCost {
+    /// returns the submitter's CPU time by category (the block layer's stages). The plugs are
+    /// left empty with their owner, ready for the next batch (a swap-in window flushes more
+    /// than once), so a flush allocates nothing.
+    pub fn submit(&mut self, sim: &mut Sim, at: u64) -> CpuCost {
         let mut cpu = CpuCost::default();
-        for (d, plug) in self.plugs.into_iter().enumerate() {
+        for (d, plug) in self.plugs.iter_mut().enumerate() {
             if !plug.is_empty() {
-                let c = sim.submit_plug_by_category(DevRef::Swap(d), plug, at + cpu.total());
+                let batch = Plug { requests: std::mem::take(&mut plug.requests), owner: plug.owner };
+                let c = sim.submit_plug_by_category(DevRef::Swap(d), batch, at + cpu.total());
                 cpu.add(&c);
             }
         }
