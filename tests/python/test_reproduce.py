@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 
 import pytest
 
@@ -38,6 +39,33 @@ def test_experiment_file_is_complete(name):
     for mr in e.metric_rows:
         for v in e.variants:
             assert mr.published[v.name] is not None, (mr.label, v.name)
+
+
+def _reads_stale_scan_statistics(profile: str) -> bool:
+    """config::reclaim_stats_ratelimited: since 6.12 classic reclaim's scan heuristics read the
+    memory cgroup statistics up to a 2 s flush period old; "6.x" is the newest era."""
+    m = re.fullmatch(r"6\.(\d+)", profile)
+    return int(m.group(1)) >= 12 if m else profile in ("6.x", "6", "modern")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_variant_named_for_a_kernel_before_6_12_reads_exact_scan_statistics(name):
+    """A variant that stands for a kernel release (named "5.17-rc2", ...) older than 6.12 must
+    not run the 6.12+ stale statistics view: with it the memcached baseline's inactive anon
+    list drained into the active list unseen and the OOM killer fired with 86% of swap free at
+    1/36 of the size (docs/results/mglru-reproduce.md, session 31)."""
+    e = ex.load(EXPERIMENTS / f"{name}.toml")
+    default = e.workload.get("kernel", {}).get("profile", "6.x")
+    for v in e.variants:
+        m = re.match(r"(\d+)\.(\d+)", v.name)
+        if not m or (int(m.group(1)), int(m.group(2))) >= (6, 12):
+            continue
+        profile = default
+        for ov in e.overrides(e.metric_rows[0].row, v.name):
+            key, _, val = ov.partition("=")
+            if key.strip() == "kernel.profile":
+                profile = val.strip().strip('"').strip("'")
+        assert not _reads_stale_scan_statistics(profile), (name, v.name, profile)
 
 
 @pytest.mark.parametrize("name", NAMES)
