@@ -10,11 +10,24 @@
 //! that slice (`cfq_should_preempt`). Requests merge, back and front, with queued requests of
 //! the same queue (`cfq_allow_merge`: never a read into a write's queue).
 //!
-//! Simplifications: no idling (`slice_idle`, 8 ms, during which CFQ keeps an emptied
-//! synchronous queue active waiting for its process's next request: the model moves on at
-//! once); one priority level (every task best-effort 4, so every slice has its base length);
-//! no `quantum` limit on requests in flight per queue (the devices that take CFQ here serve one
-//! or a few at a time); no back-seek penalty in the sector order.
+//! Idling (`cfq_arm_slice_timer`): when the last request of the active synchronous queue
+//! completes with its slice not used up and nothing else in the driver, CFQ keeps the disk for
+//! that process `slice_idle` (HZ/125: 8 ms) waiting for its next request, which it dispatches
+//! at once, instead of moving the head to another queue's requests; only when the timer
+//! expires with other queues busy does the slice end. A queue idles while its process's mean
+//! think time (`cfq_update_io_thinktime`: the time from its last completion to its next
+//! request, capped at 2 x `slice_idle`, a decaying mean over samples weighted 256 that decay by
+//! 7/8, valid past 80) is at most `slice_idle`, and not when that mean exceeds what is left of
+//! the slice. A device without seek penalty that queues commands (`QUEUE_FLAG_NONROT` and
+//! `hw_tag`: here non-rotational with more than one channel) never idles.
+//!
+//! Simplifications: one priority level (every task best-effort 4, so every slice has its base
+//! length); no `quantum` limit on requests in flight per queue (the devices that take CFQ here
+//! serve one or a few at a time); no back-seek penalty in the sector order; think time in
+//! nanoseconds, not jiffies; a request arriving for the idling queue is dispatched at once
+//! (the kernel does when other queues are busy or it is larger than a page); no seekiness
+//! (2.6.32's `low_latency` idles for seeky processes too; their shorter `CFQ_MIN_TT` idle is
+//! not modelled).
 
 use super::deadline::{Insert, Queued};
 use std::collections::VecDeque;
@@ -36,24 +49,40 @@ pub struct CfqTunables {
     pub fifo_expire_sync_ns: u64,
     pub fifo_expire_async_ns: u64,
     pub max_request_pages: u32,
+    /// `slice_idle` (0: no idling, the device has no seek penalty and queues commands).
+    pub slice_idle_ns: u64,
 }
 
 impl CfqTunables {
-    /// cfq_slice_sync = HZ/10, cfq_slice_async = HZ/25, cfq_fifo_expire = {HZ/4 async, HZ/8 sync}.
+    /// cfq_slice_sync = HZ/10, cfq_slice_async = HZ/25, cfq_fifo_expire = {HZ/4 async, HZ/8 sync},
+    /// cfq_slice_idle = HZ/125 (8 ms at HZ 250 and 1000).
     pub const DEFAULT: CfqTunables = CfqTunables {
         slice_sync_ns: 100_000_000,
         slice_async_ns: 40_000_000,
         fifo_expire_sync_ns: 125_000_000,
         fifo_expire_async_ns: 250_000_000,
         max_request_pages: 128,
+        slice_idle_ns: 8_000_000,
     };
 }
+
+/// `sample_valid`: a think-time mean counts once its decayed sample weight passes 80.
+const SAMPLE_VALID: u64 = 80;
 
 #[derive(Clone, Debug)]
 struct CfqQueue {
     owner: CfqOwner,
     /// Arrival order.
     fifo: Vec<Queued>,
+    /// `cic->ttime_samples`, `ttime_total` (ns), `ttime_mean` (ns): the process's think time.
+    ttime_samples: u64,
+    ttime_total: u64,
+    ttime_mean: u64,
+    /// `cic->last_end_request`: when its last synchronous request completed.
+    last_end: Option<u64>,
+    /// `cfq_cfqq_idle_window`: set for a new synchronous queue, cleared while the think time
+    /// is longer than `slice_idle`.
+    idle_window: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -67,6 +96,14 @@ pub struct Cfq {
     dispatched_in_slice: bool,
     /// Where the last dispatched request ended.
     pos: u64,
+    /// The active queue is empty and CFQ waits for its process's next request until this time
+    /// (`wait_request`, the idle slice timer); None: not idling.
+    idle_until: Option<u64>,
+    /// A newly armed idle timer the device's owner has not yet been told about.
+    armed: Option<u64>,
+    /// The queue of each request in the driver, in start order (a device with one link
+    /// completes them in that order): `rq_in_driver` and which process a completion was for.
+    in_driver: VecDeque<usize>,
 }
 
 impl Cfq {
@@ -78,13 +115,15 @@ impl Cfq {
         if let Some(i) = self.queues.iter().position(|q| q.owner == owner) {
             return i;
         }
-        self.queues.push(CfqQueue { owner, fifo: Vec::new() });
+        let idle_window = matches!(owner, CfqOwner::Sync(_));
+        self.queues.push(CfqQueue { owner, fifo: Vec::new(), ttime_samples: 0, ttime_total: 0, ttime_mean: 0, last_end: None, idle_window });
         self.queues.len() - 1
     }
 
     pub fn insert(&mut self, t: &CfqTunables, q: Queued, owner: CfqOwner) -> Insert {
         let owner = if q.req.write { CfqOwner::Async } else { owner };
         let i = self.queue_of(owner);
+        self.think(t, i, q.at);
         if let Some(token) = super::deadline::try_merge(self.queues[i].fifo.iter_mut(), &q, t.max_request_pages) {
             return Insert::Merged(token);
         }
@@ -107,6 +146,10 @@ impl Cfq {
                 if now < self.slice_end && !self.queues[a].fifo.is_empty() {
                     return Some(self.take(t, a, now));
                 }
+                if now < self.slice_end && self.idle_until.is_some_and(|u| now < u) {
+                    return None; // waiting for the process's next request
+                }
+                self.idle_until = None;
                 self.active = None;
                 if !self.queues[a].fifo.is_empty() {
                     self.rr.push_back(a);
@@ -134,7 +177,99 @@ impl Cfq {
         self.dispatched_in_slice = true;
         let r = self.queues[a].fifo.remove(i);
         self.pos = r.req.start + r.req.pages as u64;
+        self.in_driver.push_back(a);
         r
+    }
+
+    /// `cfq_update_io_thinktime` and `cfq_update_idle_window` for a synchronous request of
+    /// queue `i` arriving at `now`.
+    fn think(&mut self, t: &CfqTunables, i: usize, now: u64) {
+        let q = &mut self.queues[i];
+        let (CfqOwner::Sync(_), Some(end)) = (q.owner, q.last_end) else { return };
+        let ttime = now.saturating_sub(end).min(2 * t.slice_idle_ns);
+        q.ttime_samples = (7 * q.ttime_samples + 256) / 8;
+        q.ttime_total = (7 * q.ttime_total + 256 * ttime) / 8;
+        q.ttime_mean = (q.ttime_total + 128) / q.ttime_samples;
+        if q.ttime_samples > SAMPLE_VALID {
+            q.idle_window = q.ttime_mean <= t.slice_idle_ns;
+        }
+    }
+
+    /// May a request of `owner` (a write: the async queue) start at once on a free device with
+    /// nothing queued? Not while CFQ idles for another queue's process.
+    pub fn may_start_now(&self, write: bool, owner: CfqOwner) -> bool {
+        match (self.idle_until, self.active) {
+            (Some(_), Some(a)) => !write && self.queues[a].owner == owner,
+            _ => true,
+        }
+    }
+
+    /// A request started at once on a free device: its queue is the active one (a new slice
+    /// unless it already was, as `cfq_select_queue` would make it), the idling it ends stops.
+    pub fn started_now(&mut self, t: &CfqTunables, q: &Queued, owner: CfqOwner) {
+        let owner = if q.req.write { CfqOwner::Async } else { owner };
+        let i = self.queue_of(owner);
+        self.think(t, i, q.at);
+        if self.active != Some(i) {
+            self.active = Some(i);
+            self.slice_end = q.at + if q.req.write { t.slice_async_ns } else { t.slice_sync_ns };
+            self.rr.retain(|&x| x != i);
+        }
+        self.dispatched_in_slice = true;
+        self.idle_until = None;
+        self.pos = q.req.start + q.req.pages as u64;
+        self.in_driver.push_back(i);
+    }
+
+    /// The oldest request in the driver completed at `now` (`cfq_completed_request`): a
+    /// synchronous one stamps its process's last completion; the active queue's slice ends if
+    /// used up, or, emptied with nothing left in the driver, idles (`cfq_arm_slice_timer`).
+    pub fn completed(&mut self, t: &CfqTunables, now: u64) {
+        let Some(i) = self.in_driver.pop_front() else { return };
+        let sync = matches!(self.queues[i].owner, CfqOwner::Sync(_));
+        if sync {
+            self.queues[i].last_end = Some(now);
+        }
+        if self.active != Some(i) || !sync || !self.queues[i].fifo.is_empty() || !self.in_driver.is_empty() || t.slice_idle_ns == 0 {
+            return;
+        }
+        let q = &self.queues[i];
+        let left = self.slice_end.saturating_sub(now);
+        if left == 0 || !q.idle_window || (q.ttime_samples > SAMPLE_VALID && left < q.ttime_mean) {
+            return;
+        }
+        let until = now + t.slice_idle_ns;
+        self.idle_until = Some(until);
+        self.armed = Some(until);
+    }
+
+    /// The idle timer armed since the last call, if any (the caller schedules it).
+    pub fn take_armed(&mut self) -> Option<u64> {
+        self.armed.take()
+    }
+
+    /// The idle timer set for `until` fired (`cfq_idle_slice_timer`): if CFQ still waits, it
+    /// stops; the slice ends when other queues have requests (else the queue stays active).
+    /// Returns whether anything may now be dispatched.
+    pub fn idle_expired(&mut self, until: u64) -> bool {
+        if self.idle_until != Some(until) {
+            return false;
+        }
+        self.idle_until = None;
+        if self.len() == 0 {
+            return false;
+        }
+        if let Some(a) = self.active.take() {
+            if !self.queues[a].fifo.is_empty() {
+                self.rr.push_back(a);
+            }
+        }
+        true
+    }
+
+    /// Is CFQ waiting for the active queue's process?
+    pub fn idling(&self) -> bool {
+        self.idle_until.is_some()
     }
 }
 
@@ -171,6 +306,54 @@ mod tests {
         assert_eq!(c.dispatch(&t, 50_000_000).unwrap().token, 1);
         assert_eq!(c.dispatch(&t, 100_000_001).unwrap().token, 9, "task 1's 100 ms are over");
         assert_eq!(c.dispatch(&t, 100_000_002).unwrap().token, 2, "then task 1 again");
+    }
+
+    /// Guards CFQ's idling (`cfq_arm_slice_timer`): the reader's queue, emptied by a completion
+    /// with its slice not used up, keeps the disk for `slice_idle` while writes wait; its next
+    /// read is taken at once; the timer ends the wait and the writes go.
+    #[test]
+    fn an_emptied_sync_queue_idles_for_its_process_before_the_writes_are_served() {
+        let t = CfqTunables::DEFAULT;
+        let mut c = Cfq::default();
+        let read = q(1, 100, false, 0);
+        assert!(c.may_start_now(false, CfqOwner::Sync(7)));
+        c.started_now(&t, &read, CfqOwner::Sync(7));
+        c.insert(&t, q(2, 5000, true, 10), CfqOwner::Async);
+        c.completed(&t, 1_000_000);
+        let until = c.take_armed().expect("the reader's queue idles");
+        assert_eq!(until, 1_000_000 + t.slice_idle_ns);
+        assert!(c.dispatch(&t, 1_000_000).is_none(), "the write waits while CFQ idles");
+        assert!(!c.may_start_now(true, CfqOwner::Async));
+        assert!(c.may_start_now(false, CfqOwner::Sync(7)), "the reader's next read goes at once");
+        assert!(!c.may_start_now(false, CfqOwner::Sync(8)), "another process's read waits");
+        c.started_now(&t, &q(3, 101, false, 1_500_000), CfqOwner::Sync(7));
+        assert!(!c.idling());
+        c.completed(&t, 2_000_000);
+        let until = c.take_armed().expect("idles again");
+        assert!(!c.idle_expired(until - 1), "a stale timer does nothing");
+        assert!(c.idle_expired(until), "the timer ends the wait: other queues are busy");
+        assert_eq!(c.dispatch(&t, until).map(|x| x.token), Some(2));
+    }
+
+    /// Guards the think-time rule (`cfq_update_io_thinktime`, `cfq_update_idle_window`): a
+    /// process that comes back later than `slice_idle` on average loses its idle window.
+    #[test]
+    fn a_process_that_thinks_longer_than_slice_idle_is_not_idled_for() {
+        let t = CfqTunables::DEFAULT;
+        let mut c = Cfq::default();
+        let mut now = 0;
+        for k in 0..8 {
+            c.started_now(&t, &q(k, 100 + k as u64, false, now), CfqOwner::Sync(7));
+            now += 1_000_000;
+            c.completed(&t, now);
+            c.take_armed();
+            now += 50_000_000; // 50 ms of thinking before the next read
+        }
+        c.insert(&t, q(99, 9000, true, now), CfqOwner::Async);
+        c.started_now(&t, &q(50, 200, false, now), CfqOwner::Sync(7));
+        c.completed(&t, now + 1_000_000);
+        assert_eq!(c.take_armed(), None, "think time 16 ms (capped at 2 x slice_idle) > 8 ms: no idling");
+        assert_eq!(c.dispatch(&t, now + 1_000_000).map(|x| x.token), Some(99));
     }
 
     #[test]

@@ -233,7 +233,16 @@ impl Device {
     }
 
     fn cfq_tunables(&self) -> CfqTunables {
-        CfqTunables { max_request_pages: self.params.max_request_pages, ..CfqTunables::DEFAULT }
+        let p = &self.params;
+        // cfq_arm_slice_timer: a device without seek penalty that queues commands
+        // (QUEUE_FLAG_NONROT and hw_tag) is not worth idling for.
+        let no_idle = p.queue_nonrot.unwrap_or(!p.rotational) && p.parallelism > 1;
+        let slice_idle_ns = if no_idle { 0 } else { p.cfq_slice_idle_ns };
+        CfqTunables { max_request_pages: p.max_request_pages, slice_idle_ns, ..CfqTunables::DEFAULT }
+    }
+
+    fn is_cfq(&self) -> bool {
+        self.params.scheduler == "cfq"
     }
 
     /// Submit `req` (identified by `token`) at `now`: started at once if a channel is free
@@ -246,14 +255,22 @@ impl Device {
     /// [`Device::submit`] on behalf of task `owner` (a read's process, for CFQ's per-process
     /// queues; None: no process, or a write).
     pub fn submit_for(&mut self, now: u64, req: Request, token: u32, owner: Option<u32>) -> Submitted {
-        if self.busy_channels < self.params.parallelism && self.queued() == 0 {
+        let q = Queued { token, req, at: now };
+        let cfq_owner = CfqOwner::Sync(owner.unwrap_or(u32::MAX));
+        let free = self.busy_channels < self.params.parallelism;
+        // CFQ idling for this process: its request goes ahead of every other queue's.
+        let awaited = self.is_cfq() && self.cfq.idling() && self.cfq.may_start_now(req.write, cfq_owner);
+        if free && (awaited || (self.queued() == 0 && (!self.is_cfq() || self.cfq.may_start_now(req.write, cfq_owner)))) {
+            if self.is_cfq() {
+                let t = self.cfq_tunables();
+                self.cfq.started_now(&t, &q, cfq_owner);
+            }
             self.allocate(req.write);
             return Submitted::Started(self.start(now, req, now));
         }
-        let q = Queued { token, req, at: now };
         let inserted = match self.params.scheduler.as_str() {
             "deadline" => self.deadline.insert(&self.tunables(), q),
-            "cfq" => self.cfq.insert(&self.cfq_tunables(), q, CfqOwner::Sync(owner.unwrap_or(u32::MAX))),
+            "cfq" => self.cfq.insert(&self.cfq_tunables(), q, cfq_owner),
             _ => {
                 self.fifo.push_back(q);
                 Insert::Queued
@@ -281,11 +298,29 @@ impl Device {
             }
             "cfq" => {
                 let t = self.cfq_tunables();
+                self.cfq.completed(&t, now);
                 self.cfq.dispatch(&t, now)
             }
             _ => self.fifo.pop_front(),
         };
         next.map(|q| (q.token, self.start(now, q.req, q.at)))
+    }
+
+    /// A CFQ idle timer armed since the last call (its expiry time): the caller calls
+    /// [`Device::idle_timer`] then.
+    pub fn take_idle_timer(&mut self) -> Option<u64> {
+        self.cfq.take_armed()
+    }
+
+    /// The CFQ idle timer armed for `until` fired at `now`: if it ended the wait, the next
+    /// queue's request starts (token, completion time).
+    pub fn idle_timer(&mut self, now: u64, until: u64) -> Option<(u32, u64)> {
+        if !self.cfq.idle_expired(until) || self.busy_channels >= self.params.parallelism {
+            return None;
+        }
+        let t = self.cfq_tunables();
+        let q = self.cfq.dispatch(&t, now)?;
+        Some((q.token, self.start(now, q.req, q.at)))
     }
 
     /// Requests started but not finished plus those waiting.

@@ -107,9 +107,20 @@ pub struct DeviceParams {
     pub writes_starved: u32,
     /// mq-deadline fifo_batch (16).
     pub fifo_batch: u32,
+    /// CFQ `slice_idle`: how long CFQ keeps the disk for a process whose synchronous queue
+    /// just emptied, waiting for its next request (device/cfq.rs). 2.6.x–4.x default HZ/125,
+    /// 8 ms at HZ 250 or 1000 (block/cfq-iosched.c `cfq_slice_idle`); 0 turns idling off.
+    #[serde(default = "default_cfq_slice_idle_ns")]
+    pub cfq_slice_idle_ns: u64,
 }
 
 const MB: u64 = 1_000_000;
+
+/// block/cfq-iosched.c's cfq_slice_idle, HZ / 125 (a preset file written before the field
+/// existed gets it).
+fn default_cfq_slice_idle_ns() -> u64 {
+    8_000_000
+}
 
 /// Block/mq-deadline.c's read_expire, HZ / 2 (a preset file written before the field existed
 /// gets it).
@@ -155,6 +166,7 @@ impl DeviceParams {
                 write_expire_ns: 5_000_000_000,
                 writes_starved: 2,
                 fifo_batch: 16,
+                cfq_slice_idle_ns: 8_000_000,
                 nr_requests: 128,
             },
             // A 2010-era SATA SSD (OCZ Vertex 2, the "VertexII" of seed 003): ~90 µs 4 KiB
@@ -193,6 +205,7 @@ impl DeviceParams {
                 write_expire_ns: 5_000_000_000,
                 writes_starved: 2,
                 fifo_batch: 16,
+                cfq_slice_idle_ns: 8_000_000,
                 nr_requests: 128,
             },
             // A datacentre NVMe SSD of 2017 (Intel P3700 class, seed 000): ~20 µs 4 KiB read,
@@ -230,6 +243,7 @@ impl DeviceParams {
                 write_expire_ns: 5_000_000_000,
                 writes_starved: 2,
                 fifo_batch: 16,
+                cfq_slice_idle_ns: 8_000_000,
                 nr_requests: 128,
             },
             // brd: RAM behind the block layer. Synchronous (§1.7 lists brd), so the copy runs in
@@ -267,6 +281,7 @@ impl DeviceParams {
                 write_expire_ns: 5_000_000_000,
                 writes_starved: 2,
                 fifo_batch: 16,
+                cfq_slice_idle_ns: 8_000_000,
                 nr_requests: 128,
             },
             // zram: compression in the caller, no request queue; what each page costs and
@@ -304,6 +319,7 @@ impl DeviceParams {
                 write_expire_ns: 5_000_000_000,
                 writes_starved: 2,
                 fifo_batch: 16,
+                cfq_slice_idle_ns: 8_000_000,
                 nr_requests: 128,
             },
             _ => return None,

@@ -11,6 +11,9 @@ pub(crate) enum Ev {
     Cpu(u32, u64),
     /// An I/O request finished.
     IoDone(u32),
+    /// A device's CFQ idle slice timer armed for this time fired (device code: swap area
+    /// index, or u32::MAX for the file device).
+    IoIdle(u32, u64),
     /// A sleeping task's timer expired (throttle timeout, kswapd nap end).
     Timer(u32, u64),
     /// A task starts (start_delay).

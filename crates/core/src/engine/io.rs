@@ -129,6 +129,10 @@ impl Sim {
                     self.now = et.max(saved_now);
                     self.io_done(r);
                 }
+                Ev::IoIdle(dev, until) => {
+                    self.now = et.max(saved_now);
+                    self.io_idle(dev, until);
+                }
                 other => deferred.push((et, seq, other)),
             }
         }
@@ -299,6 +303,13 @@ impl Sim {
         if let Some((next, done)) = self.device_mut(req.dev).complete(now, req.write) {
             self.push(done, Ev::IoDone(next));
         }
+        if let Some(until) = self.device_mut(req.dev).take_idle_timer() {
+            let code = match req.dev {
+                DevRef::Swap(i) => i as u32,
+                DevRef::File => u32::MAX,
+            };
+            self.push(until, Ev::IoIdle(code, until));
+        }
         self.note_complete_congestion(req.dev, req.write);
         if req.dev == DevRef::File {
             self.wb_io_done(if req.write { req.frames.len() as u64 } else { 0 });
@@ -327,6 +338,16 @@ impl Sim {
                 self.mem.frames[f as usize].flags &= !PG_LOCKED;
                 self.wake_frame_waiters(f);
             }
+        }
+    }
+
+    /// The CFQ idle timer of device `code` armed for `until` fired: when it ends the wait for
+    /// the idling process, the next queue's request starts.
+    pub(crate) fn io_idle(&mut self, code: u32, until: u64) {
+        let dev = if code == u32::MAX { DevRef::File } else { DevRef::Swap(code as usize) };
+        let now = self.now;
+        if let Some((next, done)) = self.device_mut(dev).idle_timer(now, until) {
+            self.push(done, Ev::IoDone(next));
         }
     }
 

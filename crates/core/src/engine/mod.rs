@@ -285,6 +285,7 @@ impl Sim {
                     }
                 }
                 Ev::IoDone(r) => self.io_done(r),
+                Ev::IoIdle(dev, until) => self.io_idle(dev, until),
                 Ev::Timer(tid, token) => self.timer(tid, token),
                 Ev::Start(tid) => {
                     if let Some(parent) = self.tasks[tid as usize].fork_parent {
