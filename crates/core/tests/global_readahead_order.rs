@@ -2,7 +2,7 @@
 //! state shared by every CPU: the readahead hits any task's faults count (§1.4) open the next
 //! window of whichever task misses next in time. The engine lets a CPU run ahead of the others
 //! by up to `sim.sync_quantum` (20 us); a fault that reads or feeds that state waits for its
-//! time (engine/user.rs `swapin_ahead_of_global_window`), so how the hits are shared out must
+//! time (engine/user.rs `fault_ahead_of_shared_state`), so how the hits are shared out must
 //! not depend on how far a CPU may run ahead. Before, a sequential reader took its window's 7
 //! hits and its next miss in one go and kept every hit for itself: seed 000's Base (4.14,
 //! sequential beside random swap) read 73% useful readahead where the posting had 53%.

@@ -99,33 +99,63 @@ impl Sim {
         out
     }
 
-    /// Would this touch's fault read or feed the global adaptive readahead window
-    /// (`swapin_nr_pages` on a swap-cache miss, `swapin_readahead_hits` on a hit that clears
-    /// PG_readahead; kernel-algorithms.md §1.3, §1.4) while the task's clock is ahead of the
-    /// simulation's time? Such a fault must wait for its time: the window is one state shared
-    /// by every CPU, which the kernel's CPUs update in real time order. A task running ahead
-    /// by up to `sync_quantum` (20 us) would otherwise take a sequential reader's hits and its
-    /// next miss in one go (7 hits and a miss take ~10 us), so the hits would always open its
-    /// own next window and never the window of a random faulter whose miss fell between them
-    /// in time (4.14's Base of seed 000: the random tasks' windows collapsed to one page).
-    /// A task's own retry after its read (or its window's allocation) changes nothing shared.
-    fn swapin_ahead_of_global_window(&self, tid: u32, mi: usize, touch: Touch) -> bool {
+    /// Must this touch's fault wait until the simulation's time reaches the task's clock? A
+    /// running task's clock is up to `sync_quantum` (20 us) ahead of the simulation's time
+    /// (engine/mod.rs). That is harmless for resident touches, which change only the task's own
+    /// PTE bits, but a fault that allocates a page or feeds the global readahead window changes
+    /// state every CPU shares, in an order the kernel's CPUs fix in real time:
+    /// * A new page (do_anonymous_page, a shmem page, a page-cache or swap-cache miss) is
+    ///   charged (memcg, watermarks: who enters reclaim) and goes onto the LRU
+    ///   (`folio_add_lru`, §1.8), whose order is the order reclaim takes pages and so the order
+    ///   of the swap slots it allocates (§2). A task that ran 20 us ahead put ~10 pages at a time
+    ///   on the shared list: two processes writing at once got runs of slots each, which swap-in
+    ///   readahead then read back together (host-procs-mixed: 3.5 pages per read request, 1.2
+    ///   in time order; docs/evidence/host-procs.md, Session 31).
+    /// * The global adaptive readahead window (`swapin_nr_pages` on a swap-cache miss,
+    ///   `swapin_readahead_hits` on a hit that clears PG_readahead; §1.3, §1.4): a task running
+    ///   ahead took a sequential reader's hits and its next miss in one go (7 hits and a miss
+    ///   take ~10 us), so they always opened its own next window and never that of a random
+    ///   faulter whose miss fell between them in time (4.14's Base of seed 000).
+    /// A task's own retry after its read (or its window's allocation) changes nothing shared;
+    /// a write-protect fault or a cache hit maps a page that exists. Nor need a fault wait when
+    /// no event is due before the task's clock: the queue would hand the CPU straight back
+    /// (one task faulting alone keeps its speed).
+    fn fault_ahead_of_shared_state(&self, tid: u32, mi: usize, touch: Touch) -> bool {
         let t = &self.tasks[tid as usize];
-        if t.clock <= self.now || t.fault_was_major || t.ra_cont.is_some() {
+        if t.clock <= self.now || self.events.peek_time() >= t.clock || t.fault_was_major || t.ra_cont.is_some() {
             return false;
         }
         let vma = &self.mem.vmas[t.vmas[mi] as usize];
-        let (entry, shmem) = match vma.kind {
-            MappingKind::Anon => (vma.ptes[touch.page as usize], false),
-            MappingKind::Shmem if vma.ptes[touch.page as usize] & PTE_PRESENT == 0 => (self.mem.objects[vma.object as usize].entries[touch.page as usize], true),
-            _ => return false,
-        };
-        if entry & PTE_PRESENT != 0 || entry & PTE_SWAP == 0 || !self.swap.ra.global_window(shmem) {
+        let pte = vma.ptes[touch.page as usize];
+        if vma.kind == MappingKind::Anon {
+            if pte & PTE_SWAP != 0 && pte & PTE_PRESENT == 0 {
+                return self.swap_fault_allocates_or_feeds_window(pte, false);
+            }
+            // None or the zero page: a store allocates, a load maps the zero page.
+            return (pte == 0 || pte & PTE_ZERO != 0) && touch.write;
+        }
+        if pte & PTE_PRESENT != 0 {
             return false;
         }
+        let ent = self.mem.objects[vma.object as usize].entries[touch.page as usize];
+        if ent & PTE_PRESENT != 0 {
+            return false;
+        }
+        if vma.kind == MappingKind::Shmem && ent & PTE_SWAP != 0 {
+            return self.swap_fault_allocates_or_feeds_window(ent, true);
+        }
+        true
+    }
+
+    /// A fault on swap entry `entry`: a swap-cache miss allocates (and reads the window); a
+    /// hit feeds the global window when it finds PG_readahead set.
+    fn swap_fault_allocates_or_feeds_window(&self, entry: u64, shmem: bool) -> bool {
         let cached = self.swap.areas[swp_dev(entry)].cache[swp_slot(entry) as usize];
         if cached == NONE {
             return true;
+        }
+        if !self.swap.ra.global_window(shmem) {
+            return false;
         }
         // Before 6.x PG_readahead is PG_reclaim (engine/fault.rs `swapin`).
         let alias = if self.profile < crate::config::Profile::V6 { PG_RECLAIM } else { 0 };
@@ -180,7 +210,7 @@ impl Sim {
             if t.fault_start.is_none() {
                 t.fault_start = Some(t.clock);
             }
-            if self.swapin_ahead_of_global_window(tid, mi, touch) {
+            if self.fault_ahead_of_shared_state(tid, mi, touch) {
                 // Come back at our clock, after every event before it (see the function).
                 self.tasks[tid as usize].pending = Some((mi, touch));
                 self.continue_on_cpu(tid, cpu);
