@@ -204,6 +204,16 @@ impl Sim {
         vma.rss += 1;
     }
 
+    /// The frame bits `PageReadahead` tests: before 6.x the PG_readahead bit is the
+    /// PG_reclaim bit (PAGEFLAG(Readahead, reclaim)).
+    pub(super) fn readahead_bits(&self) -> u32 {
+        if self.profile < crate::config::Profile::V6 {
+            PG_READAHEAD | PG_RECLAIM
+        } else {
+            PG_READAHEAD
+        }
+    }
+
     /// Swap-in (`do_swap_page` for anon, `shmem_swapin_folio` for shmem), §1.1.
     fn swapin(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch, entry: u64, shmem: bool) -> Outcome {
         let (dev, slot) = (swp_dev(entry), swp_slot(entry));
@@ -214,13 +224,12 @@ impl Sim {
             let f = cached;
             let issued_by_us = self.tasks[tid as usize].fault_was_major;
             if !issued_by_us {
-                // swap_cache_get_folio: readahead-hit accounting (§1.4). Before 6.x the
-                // PG_readahead bit is the PG_reclaim bit (PAGEFLAG(Readahead, reclaim)), so a
-                // folio still marked for immediate reclaim after swap-out also tests (and
-                // clears) as a readahead hit - and is then not rotated at writeback end.
-                let alias = if self.profile < crate::config::Profile::V6 { PG_RECLAIM } else { 0 };
-                let was_ra = self.mem.frames[f as usize].flags & (PG_READAHEAD | alias) != 0;
-                self.mem.frames[f as usize].flags &= !(PG_READAHEAD | alias);
+                // swap_cache_get_folio: readahead-hit accounting (§1.4); a folio still marked
+                // for immediate reclaim before 6.x also tests (and clears) as a readahead hit -
+                // and is then not rotated at writeback end (`readahead_bits`).
+                let bits = self.readahead_bits();
+                let was_ra = self.mem.frames[f as usize].flags & bits != 0;
+                self.mem.frames[f as usize].flags &= !bits;
                 if was_ra {
                     self.stats.vm.swap_ra_hit += 1;
                 }

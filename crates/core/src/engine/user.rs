@@ -157,9 +157,7 @@ impl Sim {
         if !self.swap.ra.global_window(shmem) {
             return false;
         }
-        // Before 6.x PG_readahead is PG_reclaim (engine/fault.rs `swapin`).
-        let alias = if self.profile < crate::config::Profile::V6 { PG_RECLAIM } else { 0 };
-        self.mem.frames[cached as usize].flags & (PG_READAHEAD | alias) != 0
+        self.mem.frames[cached as usize].flags & self.readahead_bits() != 0
     }
 
     pub(super) fn run_user(&mut self, tid: u32, cpu: usize, mut horizon: u64) {
