@@ -24,7 +24,9 @@ pub struct ResolvedSwap {
 }
 
 
-pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<Resolved, ConfigError> {
+type At<'a> = &'a dyn Fn(&str, String) -> ConfigError;
+
+pub(super) fn resolve(mut cfg: Config, at: At) -> Result<Resolved, ConfigError> {
     super::requests::resolve_requests(&mut cfg.tasks).map_err(|(key, msg)| at(&key, msg))?;
     super::hpl::resolve_hpl(&mut cfg.tasks).map_err(|(key, msg)| at(&key, msg))?;
     super::fork::resolve_forks(&mut cfg.tasks).map_err(|(key, msg)| at(&key, msg))?;
@@ -34,10 +36,36 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
     let (ratio, background) = default_dirty_ratios(profile, &cfg.kernel.profile);
     cfg.kernel.dirty_ratio.get_or_insert(ratio);
     cfg.kernel.dirty_background_ratio.get_or_insert(background);
-    let m = &cfg.machine;
     if cfg.sim.time_limit == Some(Duration(0)) {
         return Err(at("sim.time_limit", "expected a positive duration: 0 would end the run before anything happens (leave it out for no limit)".into()));
     }
+    check_machine(&cfg, profile, at)?;
+    check_kernel(&cfg.kernel, at)?;
+    if cfg.costs.read_submit_cpu_ns > cfg.costs.major_fault_cpu_ns {
+        return Err(at("costs.read_submit_cpu_ns", format!("expected at most costs.major_fault_cpu_ns ({} ns): it is the part of a major fault's CPU that submitting its read costs, got {}", cfg.costs.major_fault_cpu_ns, cfg.costs.read_submit_cpu_ns)));
+    }
+    // The resolved configuration states the figure a swap-in pays.
+    cfg.costs.swapin_fault_cpu_ns = Some(cfg.costs.swapin_fault_cpu());
+    check_dirty_knobs(&cfg.kernel).map_err(|(key, msg)| at(key, msg))?;
+    cfg.pagecache.validate().map_err(|(key, msg)| at(key, msg))?;
+    if cfg.pagecache.large_folios && (profile != Profile::V6 || cfg.kernel.reclaim != "classic") {
+        return Err(at("pagecache.large_folios", format!("large page-cache folios are modelled for kernel.profile \"6.x\" with kernel.reclaim = \"classic\" only (got {:?} with {:?})", cfg.kernel.profile, cfg.kernel.reclaim)));
+    }
+    let (file_device_params, swap_devices) = resolve_devices(&cfg, profile, at)?;
+    check_tasks(&cfg, at)?;
+    validate_messages(&cfg, at)?;
+    if cfg.sim.sample_interval.0 < 1_000_000 {
+        return Err(at("sim.sample_interval", "expected at least 1ms".into()));
+    }
+    if cfg.sim.sync_quantum.0 == 0 || cfg.sim.sched_slice.0 == 0 {
+        return Err(at("sim", "sync_quantum and sched_slice must be positive".into()));
+    }
+    Ok(Resolved { config: cfg, swap_devices, file_device_params, profile })
+}
+
+/// `[machine]`: CPUs, RAM above the watermarks, the memory cgroup and its statistics reader.
+fn check_machine(cfg: &Config, profile: Profile, at: At) -> Result<(), ConfigError> {
+    let m = &cfg.machine;
     if m.cpus == 0 || m.cpus > 1024 {
         return Err(at("machine.cpus", format!("expected 1..=1024 CPUs, got {}", m.cpus)));
     }
@@ -73,48 +101,50 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
     if !(1..=2).contains(&m.cgroup_version) {
         return Err(at("machine.cgroup_version", format!("expected 1 (legacy) or 2 (unified), got {}", m.cgroup_version)));
     }
-    if cfg.kernel.swappiness > 200 {
-        return Err(at("kernel.swappiness", format!("expected 0..=200, got {}", cfg.kernel.swappiness)));
+    Ok(())
+}
+
+/// `[kernel]`: knobs in their kernel's ranges, policies that exist, MGLRU only where it was merged.
+fn check_kernel(k: &Kernel, at: At) -> Result<(), ConfigError> {
+    if k.swappiness > 200 {
+        return Err(at("kernel.swappiness", format!("expected 0..=200, got {}", k.swappiness)));
     }
-    if cfg.kernel.page_cluster > 31 {
-        return Err(at("kernel.page_cluster", format!("expected 0..=31, got {}", cfg.kernel.page_cluster)));
+    if k.page_cluster > 31 {
+        return Err(at("kernel.page_cluster", format!("expected 0..=31, got {}", k.page_cluster)));
     }
-    if !(1..=3000).contains(&cfg.kernel.watermark_scale_factor) {
+    if !(1..=3000).contains(&k.watermark_scale_factor) {
         return Err(at("kernel.watermark_scale_factor", "expected 1..=3000".into()));
     }
-    if !READAHEAD_POLICIES.contains(&cfg.kernel.readahead.as_str()) {
-        return Err(at("kernel.readahead", format!("unknown readahead policy {:?} (expected one of {})", cfg.kernel.readahead, READAHEAD_POLICIES.join(", "))));
+    if !READAHEAD_POLICIES.contains(&k.readahead.as_str()) {
+        return Err(at("kernel.readahead", format!("unknown readahead policy {:?} (expected one of {})", k.readahead, READAHEAD_POLICIES.join(", "))));
     }
-    if !BAILOUT_POLICIES.contains(&cfg.kernel.bailout.as_str()) {
-        return Err(at("kernel.bailout", format!("unknown bail-out policy {:?} (expected one of {})", cfg.kernel.bailout, BAILOUT_POLICIES.join(", "))));
+    if !BAILOUT_POLICIES.contains(&k.bailout.as_str()) {
+        return Err(at("kernel.bailout", format!("unknown bail-out policy {:?} (expected one of {})", k.bailout, BAILOUT_POLICIES.join(", "))));
     }
-    if !RECLAIM_POLICIES.contains(&cfg.kernel.reclaim.as_str()) {
-        return Err(at("kernel.reclaim", format!("unknown reclaim policy {:?}: expected one of {}", cfg.kernel.reclaim, RECLAIM_POLICIES.join(", "))));
+    if !RECLAIM_POLICIES.contains(&k.reclaim.as_str()) {
+        return Err(at("kernel.reclaim", format!("unknown reclaim policy {:?}: expected one of {}", k.reclaim, RECLAIM_POLICIES.join(", "))));
     }
-    if cfg.kernel.lru_gen_enabled > 0x7 {
-        return Err(at("kernel.lru_gen_enabled", format!("expected capability bits 0x0..=0x7, got {:#x}", cfg.kernel.lru_gen_enabled)));
+    if k.lru_gen_enabled > 0x7 {
+        return Err(at("kernel.lru_gen_enabled", format!("expected capability bits 0x0..=0x7, got {:#x}", k.lru_gen_enabled)));
     }
-    if cfg.kernel.reclaim == "mglru" {
-        if Profile::parse(&cfg.kernel.profile) != Some(Profile::V6) {
-            return Err(at("kernel.reclaim", format!("MGLRU was merged in 6.1: kernel.profile {:?} has no multi-generational LRU (use 6.x)", cfg.kernel.profile)));
+    if k.reclaim == "mglru" {
+        if Profile::parse(&k.profile) != Some(Profile::V6) {
+            return Err(at("kernel.reclaim", format!("MGLRU was merged in 6.1: kernel.profile {:?} has no multi-generational LRU (use 6.x)", k.profile)));
         }
-        if cfg.kernel.lru_gen_enabled & 0x1 == 0 {
+        if k.lru_gen_enabled & 0x1 == 0 {
             return Err(at("kernel.lru_gen_enabled", "without bit 0x1 the kernel runs the classic LRU: set kernel.reclaim = \"classic\"".into()));
         }
     }
-    if !(100..=1000).contains(&cfg.kernel.hz) {
+    if !(100..=1000).contains(&k.hz) {
         return Err(at("kernel.hz", "expected 100..=1000".into()));
     }
-    if cfg.costs.read_submit_cpu_ns > cfg.costs.major_fault_cpu_ns {
-        return Err(at("costs.read_submit_cpu_ns", format!("expected at most costs.major_fault_cpu_ns ({} ns): it is the part of a major fault's CPU that submitting its read costs, got {}", cfg.costs.major_fault_cpu_ns, cfg.costs.read_submit_cpu_ns)));
-    }
-    // The resolved configuration states the figure a swap-in pays.
-    cfg.costs.swapin_fault_cpu_ns = Some(cfg.costs.swapin_fault_cpu());
-    check_dirty_knobs(&cfg.kernel).map_err(|(key, msg)| at(key, msg))?;
-    cfg.pagecache.validate().map_err(|(key, msg)| at(key, msg))?;
-    if cfg.pagecache.large_folios && (profile != Profile::V6 || cfg.kernel.reclaim != "classic") {
-        return Err(at("pagecache.large_folios", format!("large page-cache folios are modelled for kernel.profile \"6.x\" with kernel.reclaim = \"classic\" only (got {:?} with {:?})", cfg.kernel.profile, cfg.kernel.reclaim)));
-    }
+    Ok(())
+}
+
+/// The file device and the swap devices: presets with their overrides, and each era's default
+/// elevator and brd flags.
+fn resolve_devices(cfg: &Config, profile: Profile, at: At) -> Result<(DeviceParams, Vec<ResolvedSwap>), ConfigError> {
+    let m = &cfg.machine;
     let mut file_device_params = device_with_overrides(&m.file_device, &toml::Table::new()).map_err(|e| match e {
         DeviceError::Preset(m) | DeviceError::Param(_, m) => at("machine.file_device", m),
     })?;
@@ -151,6 +181,11 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
     if cfg.swap.len() > 32 {
         return Err(at("swap", "at most 32 swap devices".into()));
     }
+    Ok((file_device_params, swap_devices))
+}
+
+/// `[[task]]`s: instances, mappings and phases that a program can run.
+fn check_tasks(cfg: &Config, at: At) -> Result<(), ConfigError> {
     if cfg.tasks.is_empty() {
         return Err(at("task", "a workload needs at least one [[task]]".into()));
     }
@@ -215,20 +250,13 @@ pub(super) fn resolve(mut cfg: Config, at: &dyn Fn(&str, String) -> ConfigError)
     if total_instances > 100_000 {
         return Err(at("task", "at most 100000 task instances".into()));
     }
-    validate_messages(&cfg, at)?;
-    if cfg.sim.sample_interval.0 < 1_000_000 {
-        return Err(at("sim.sample_interval", "expected at least 1ms".into()));
-    }
-    if cfg.sim.sync_quantum.0 == 0 || cfg.sim.sched_slice.0 == 0 {
-        return Err(at("sim", "sync_quantum and sched_slice must be positive".into()));
-    }
-    Ok(Resolved { config: cfg, swap_devices, file_device_params, profile })
+    Ok(())
 }
 
 /// Channels, message phases and buffered-I/O phases: names resolve, channel indices stay in
 /// their arrays, and no channel is asked for more messages than are sent to it (a receiver
 /// would wait forever).
-fn validate_messages(cfg: &Config, at: &dyn Fn(&str, String) -> ConfigError) -> Result<(), ConfigError> {
+fn validate_messages(cfg: &Config, at: At) -> Result<(), ConfigError> {
     if cfg.tasks.iter().all(|t| t.background) {
         return Err(at("task", "every task is background: the run needs at least one task to wait for".into()));
     }
