@@ -21,13 +21,34 @@
 //! the slice. A device without seek penalty that queues commands (`QUEUE_FLAG_NONROT` and
 //! `hw_tag`: here non-rotational with more than one channel) never idles.
 //!
+//! Seekiness (`cfq_update_io_seektime`, `CIC_SEEKY`): each process's mean seek distance (the
+//! distance in sectors from where its previous request ended, capped against outliers, a
+//! decaying mean like the think time's) makes it "seeky" past 8192 sectors (4 MiB); CFQ then
+//! idles for it only `CFQ_MIN_TT` (2 ms) instead of `slice_idle` ("we don't want to idle for
+//! seeks, but we do want to allow fair distribution of slice time for a process doing
+//! back-to-back seeks"), and not at all on a device that queues commands (`hw_tag`). A swap-in
+//! reader is seeky: its pages are scattered over the swap area. A process's think-time and seek
+//! statistics start when its queue is made (`cfq_alloc_io_context` stamps `last_end_request`),
+//! so its first request is a think-time sample of 0.
+//!
+//! Sector order (`cfq_choose_req`): the next request is the nearest to the head, a backward seek
+//! of at most `back_seek_max` (16 MiB) counting `back_seek_penalty` (2) times its distance; past
+//! that a request "wraps" and is taken only when every request does (then the lowest first).
+//!
+//! Slices: a queue's slice starts when its first request completes (`cfq_slice_new`,
+//! `cfq_set_prio_slice` in `cfq_completed_request`), not when it is selected.
+//!
 //! Simplifications: one priority level (every task best-effort 4, so every slice has its base
-//! length); no `quantum` limit on requests in flight per queue (the devices that take CFQ here
-//! serve one or a few at a time); no back-seek penalty in the sector order; think time in
-//! nanoseconds, not jiffies; a request arriving for the idling queue is dispatched at once
-//! (the kernel does when other queues are busy or it is larger than a page); no seekiness
-//! (2.6.32's `low_latency` idles for seeky processes too; their shorter `CFQ_MIN_TT` idle is
-//! not modelled).
+//! length); no `quantum` limit (the devices that take CFQ here serve one request at a time,
+//! and CFQ hands the driver one request per completion instead of moving up to `cfq_quantum` =
+//! 4 of the active queue's into the dispatch list at once); the next request is the best by
+//! `cfq_choose_req` among all of the queue's, not the kernel's incrementally kept `next_rq`;
+//! think time in nanoseconds, not jiffies (`CFQ_MIN_TT` is 2 ms, where `msecs_to_jiffies(2)`
+//! is one tick at HZ 250); a request arriving for the idling queue is dispatched at once (the
+//! kernel does when other queues are busy or it is larger than a page); a write's process is
+//! not known here, so only reads feed a process's think-time and seek statistics (the kernel
+//! counts its writes too); a queue does not idle when its mean think time exceeds what is left
+//! of its slice (a later kernel's rule, kept for the 3.x profiles).
 
 use super::deadline::{Insert, Queued};
 use std::collections::VecDeque;
@@ -51,11 +72,20 @@ pub struct CfqTunables {
     pub max_request_pages: u32,
     /// `slice_idle` (0: no idling, the device has no seek penalty and queues commands).
     pub slice_idle_ns: u64,
+    /// `CFQ_MIN_TT`: how long CFQ idles for a seeky process.
+    pub min_tt_ns: u64,
+    /// `back_seek_max` in pages (16 x 1024 KiB) and `back_seek_penalty`.
+    pub back_max_pages: u64,
+    pub back_penalty: u64,
+    /// `cfqd->hw_tag`: the device queues commands (more than one request in the driver); a
+    /// seeky process then gets no idle window at all.
+    pub hw_tag: bool,
 }
 
 impl CfqTunables {
     /// cfq_slice_sync = HZ/10, cfq_slice_async = HZ/25, cfq_fifo_expire = {HZ/4 async, HZ/8 sync},
-    /// cfq_slice_idle = HZ/125 (8 ms at HZ 250 and 1000).
+    /// cfq_slice_idle = HZ/125 (8 ms at HZ 250 and 1000); CFQ_MIN_TT = 2 ms; cfq_back_max =
+    /// 16 x 1024 KiB, cfq_back_penalty = 2 (block/cfq-iosched.c, 2.6.2x).
     pub const DEFAULT: CfqTunables = CfqTunables {
         slice_sync_ns: 100_000_000,
         slice_async_ns: 40_000_000,
@@ -63,11 +93,19 @@ impl CfqTunables {
         fifo_expire_async_ns: 250_000_000,
         max_request_pages: 128,
         slice_idle_ns: 8_000_000,
+        min_tt_ns: 2_000_000,
+        back_max_pages: 16 * 1024 / 4,
+        back_penalty: 2,
+        hw_tag: false,
     };
 }
 
 /// `sample_valid`: a think-time mean counts once its decayed sample weight passes 80.
 const SAMPLE_VALID: u64 = 80;
+/// `CIC_SEEKY`: a mean seek distance past 8 x 1024 sectors (4 MiB) makes a process seeky.
+const SEEKY_SECTORS: u64 = 8 * 1024;
+/// 512-byte sectors per 4 KiB page (the seek statistics count sectors).
+const SECTORS_PER_PAGE: u64 = 8;
 
 #[derive(Clone, Debug)]
 struct CfqQueue {
@@ -83,6 +121,19 @@ struct CfqQueue {
     /// `cfq_cfqq_idle_window`: set for a new synchronous queue, cleared while the think time
     /// is longer than `slice_idle`.
     idle_window: bool,
+    /// `cic->seek_samples`, `seek_total`, `seek_mean` (sectors), `last_request_pos` (the
+    /// sector after its last request).
+    seek_samples: u64,
+    seek_total: u64,
+    seek_mean: u64,
+    last_request_pos: u64,
+}
+
+impl CfqQueue {
+    /// `sample_valid(cic->seek_samples) && CIC_SEEKY(cic)`.
+    fn seeky(&self) -> bool {
+        self.seek_samples > SAMPLE_VALID && self.seek_mean > SEEKY_SECTORS
+    }
 }
 
 #[derive(Clone, Debug, Default)]
@@ -91,7 +142,11 @@ pub struct Cfq {
     /// Busy queues waiting for a slice, in round-robin order (indices into `queues`).
     rr: VecDeque<usize>,
     active: Option<usize>,
+    /// When the active queue's slice ends; `u64::MAX` until its first request completes
+    /// (`cfq_cfqq_slice_new`).
     slice_end: u64,
+    /// The active queue has had no request complete in this slice.
+    slice_new: bool,
     /// The active queue has dispatched in this slice (the FIFO is checked at its start).
     dispatched_in_slice: bool,
     /// Where the last dispatched request ended.
@@ -111,19 +166,41 @@ impl Cfq {
         self.queues.iter().map(|q| q.fifo.len()).sum()
     }
 
-    fn queue_of(&mut self, owner: CfqOwner) -> usize {
+    /// The queue of `owner`, made at `now` if it has none yet (`cfq_alloc_io_context` stamps
+    /// `last_end_request` with the time it is made).
+    fn queue_of(&mut self, owner: CfqOwner, now: u64) -> usize {
         if let Some(i) = self.queues.iter().position(|q| q.owner == owner) {
             return i;
         }
-        let idle_window = matches!(owner, CfqOwner::Sync(_));
-        self.queues.push(CfqQueue { owner, fifo: Vec::new(), ttime_samples: 0, ttime_total: 0, ttime_mean: 0, last_end: None, idle_window });
+        let sync = matches!(owner, CfqOwner::Sync(_));
+        self.queues.push(CfqQueue {
+            owner,
+            fifo: Vec::new(),
+            ttime_samples: 0,
+            ttime_total: 0,
+            ttime_mean: 0,
+            last_end: sync.then_some(now),
+            idle_window: sync,
+            seek_samples: 0,
+            seek_total: 0,
+            seek_mean: 0,
+            last_request_pos: 0,
+        });
         self.queues.len() - 1
+    }
+
+    /// A new active queue; its slice is timed from its first completion.
+    fn activate(&mut self, i: usize) {
+        self.active = Some(i);
+        self.slice_end = u64::MAX;
+        self.slice_new = true;
+        self.dispatched_in_slice = false;
     }
 
     pub fn insert(&mut self, t: &CfqTunables, q: Queued, owner: CfqOwner) -> Insert {
         let owner = if q.req.write { CfqOwner::Async } else { owner };
-        let i = self.queue_of(owner);
-        self.think(t, i, q.at);
+        let i = self.queue_of(owner, q.at);
+        self.enqueued(t, i, &q);
         if let Some(token) = super::deadline::try_merge(self.queues[i].fifo.iter_mut(), &q, t.max_request_pages) {
             return Insert::Merged(token);
         }
@@ -134,6 +211,7 @@ impl Cfq {
         if let (CfqOwner::Sync(_), Some(a)) = (owner, self.active) {
             if self.queues[a].owner == CfqOwner::Async {
                 self.slice_end = 0; // preempt the asynchronous slice
+                self.slice_new = false;
             }
         }
         Insert::Queued
@@ -156,10 +234,7 @@ impl Cfq {
                 }
             }
             let next = self.rr.pop_front()?;
-            let slice = if self.queues[next].owner == CfqOwner::Async { t.slice_async_ns } else { t.slice_sync_ns };
-            self.active = Some(next);
-            self.slice_end = now + slice;
-            self.dispatched_in_slice = false;
+            self.activate(next);
         }
     }
 
@@ -167,13 +242,7 @@ impl Cfq {
         let q = &self.queues[a];
         let expire = if q.owner == CfqOwner::Async { t.fifo_expire_async_ns } else { t.fifo_expire_sync_ns };
         let expired = !self.dispatched_in_slice && now >= q.fifo[0].at + expire;
-        let i = if expired {
-            0
-        } else {
-            let ahead = q.fifo.iter().enumerate().filter(|(_, x)| x.req.start >= self.pos).min_by_key(|(_, x)| x.req.start);
-            let lowest = || q.fifo.iter().enumerate().min_by_key(|(_, x)| x.req.start);
-            ahead.or_else(lowest).map(|(i, _)| i).expect("a non-empty queue")
-        };
+        let i = if expired { 0 } else { self.nearest(t, a) };
         self.dispatched_in_slice = true;
         let r = self.queues[a].fifo.remove(i);
         self.pos = r.req.start + r.req.pages as u64;
@@ -181,17 +250,48 @@ impl Cfq {
         r
     }
 
-    /// `cfq_update_io_thinktime` and `cfq_update_idle_window` for a synchronous request of
-    /// queue `i` arriving at `now`.
-    fn think(&mut self, t: &CfqTunables, i: usize, now: u64) {
-        let q = &mut self.queues[i];
-        let (CfqOwner::Sync(_), Some(end)) = (q.owner, q.last_end) else { return };
-        let ttime = now.saturating_sub(end).min(2 * t.slice_idle_ns);
-        q.ttime_samples = (7 * q.ttime_samples + 256) / 8;
-        q.ttime_total = (7 * q.ttime_total + 256 * ttime) / 8;
-        q.ttime_mean = (q.ttime_total + 128) / q.ttime_samples;
-        if q.ttime_samples > SAMPLE_VALID {
-            q.idle_window = q.ttime_mean <= t.slice_idle_ns;
+    /// `cfq_choose_req` over queue `a`'s requests from the head position: the nearest ahead
+    /// or (at `back_penalty` times the distance) at most `back_max` behind; when every one is
+    /// further behind, the lowest (one backward seek). Ties go to the higher sector.
+    fn nearest(&self, t: &CfqTunables, a: usize) -> usize {
+        let pos = self.pos;
+        let cost = |start: u64| -> Option<u64> {
+            if start >= pos {
+                Some(start - pos)
+            } else if start + t.back_max_pages >= pos {
+                Some((pos - start) * t.back_penalty)
+            } else {
+                None
+            }
+        };
+        let fifo = &self.queues[a].fifo;
+        let reachable = fifo.iter().enumerate().filter_map(|(i, x)| cost(x.req.start).map(|d| (d, std::cmp::Reverse(x.req.start), i))).min();
+        let wrapped = || fifo.iter().enumerate().min_by_key(|(_, x)| x.req.start).map(|(i, _)| i);
+        reachable.map(|(_, _, i)| i).or_else(wrapped).expect("a non-empty queue")
+    }
+
+    /// `cfq_rq_enqueued` for queue `i`'s request `q`: a synchronous queue's process updates its
+    /// think time (`cfq_update_io_thinktime`), seek distance (`cfq_update_io_seektime`) and
+    /// idle window (`cfq_update_idle_window`).
+    fn enqueued(&mut self, t: &CfqTunables, i: usize, q: &Queued) {
+        let c = &mut self.queues[i];
+        let (CfqOwner::Sync(_), Some(end)) = (c.owner, c.last_end) else { return };
+        let ttime = q.at.saturating_sub(end).min(2 * t.slice_idle_ns);
+        c.ttime_samples = (7 * c.ttime_samples + 256) / 8;
+        c.ttime_total = (7 * c.ttime_total + 256 * ttime) / 8;
+        c.ttime_mean = (c.ttime_total + 128) / c.ttime_samples;
+        // The seek distance, capped against the odd far request: looser for the first samples.
+        let sector = q.req.start * SECTORS_PER_PAGE;
+        let cap = if c.seek_samples <= 60 { 2 * 1024 * 1024 } else { 2 * 1024 * 64 };
+        let sdist = sector.abs_diff(c.last_request_pos).min(4 * c.seek_mean + cap);
+        c.seek_samples = (7 * c.seek_samples + 256) / 8;
+        c.seek_total = (7 * c.seek_total + 256 * sdist) / 8;
+        c.seek_mean = (c.seek_total + c.seek_samples / 2) / c.seek_samples;
+        c.last_request_pos = sector + q.req.pages as u64 * SECTORS_PER_PAGE;
+        if t.slice_idle_ns == 0 || (t.hw_tag && c.seek_mean > SEEKY_SECTORS) {
+            c.idle_window = false;
+        } else if c.ttime_samples > SAMPLE_VALID {
+            c.idle_window = c.ttime_mean <= t.slice_idle_ns;
         }
     }
 
@@ -208,11 +308,10 @@ impl Cfq {
     /// unless it already was, as `cfq_select_queue` would make it), the idling it ends stops.
     pub fn started_now(&mut self, t: &CfqTunables, q: &Queued, owner: CfqOwner) {
         let owner = if q.req.write { CfqOwner::Async } else { owner };
-        let i = self.queue_of(owner);
-        self.think(t, i, q.at);
+        let i = self.queue_of(owner, q.at);
+        self.enqueued(t, i, q);
         if self.active != Some(i) {
-            self.active = Some(i);
-            self.slice_end = q.at + if q.req.write { t.slice_async_ns } else { t.slice_sync_ns };
+            self.activate(i);
             self.rr.retain(|&x| x != i);
         }
         self.dispatched_in_slice = true;
@@ -222,13 +321,19 @@ impl Cfq {
     }
 
     /// The oldest request in the driver completed at `now` (`cfq_completed_request`): a
-    /// synchronous one stamps its process's last completion; the active queue's slice ends if
-    /// used up, or, emptied with nothing left in the driver, idles (`cfq_arm_slice_timer`).
+    /// synchronous one stamps its process's last completion; the active queue's first
+    /// completion starts its slice; the slice ends if used up, or, emptied with nothing left
+    /// in the driver, idles (`cfq_arm_slice_timer`): `slice_idle`, or `CFQ_MIN_TT` for a seeky
+    /// process.
     pub fn completed(&mut self, t: &CfqTunables, now: u64) {
         let Some(i) = self.in_driver.pop_front() else { return };
         let sync = matches!(self.queues[i].owner, CfqOwner::Sync(_));
         if sync {
             self.queues[i].last_end = Some(now);
+        }
+        if self.active == Some(i) && self.slice_new {
+            self.slice_new = false;
+            self.slice_end = now + if sync { t.slice_sync_ns } else { t.slice_async_ns };
         }
         if self.active != Some(i) || !sync || !self.queues[i].fifo.is_empty() || !self.in_driver.is_empty() || t.slice_idle_ns == 0 {
             return;
@@ -238,7 +343,8 @@ impl Cfq {
         if left == 0 || !q.idle_window || (q.ttime_samples > SAMPLE_VALID && left < q.ttime_mean) {
             return;
         }
-        let until = now + t.slice_idle_ns;
+        let idle = if q.seeky() { t.slice_idle_ns.min(t.min_tt_ns) } else { t.slice_idle_ns };
+        let until = now + idle;
         self.idle_until = Some(until);
         self.armed = Some(until);
     }
@@ -287,15 +393,17 @@ mod tests {
         let t = CfqTunables::DEFAULT;
         let mut c = Cfq::default();
         for i in 0..3 {
-            c.insert(&t, q(i, 1000 + i as u64 * 10, false, 0), CfqOwner::Sync(1));
+            c.insert(&t, q(i, 100_000 + i as u64 * 10, false, 0), CfqOwner::Sync(1));
             c.insert(&t, q(10 + i, 10 + i as u64 * 10, false, 0), CfqOwner::Sync(2));
         }
         let order: Vec<u32> = (0..6).map(|k| c.dispatch(&t, k).unwrap().token).collect();
         assert_eq!(order, vec![0, 1, 2, 10, 11, 12], "task 1's queue for its slice, then task 2's, not sector order across them");
     }
 
+    /// Guards the slice's start (`cfq_cfqq_slice_new`): the 100 ms run from the active queue's
+    /// first completion, not from when it was selected.
     #[test]
-    fn a_slice_ends_after_its_time_and_the_next_queue_is_served() {
+    fn a_slice_ends_after_its_time_counted_from_its_first_completion() {
         let t = CfqTunables::DEFAULT;
         let mut c = Cfq::default();
         for i in 0..4 {
@@ -303,9 +411,16 @@ mod tests {
         }
         c.insert(&t, q(9, 500, false, 0), CfqOwner::Sync(2));
         assert_eq!(c.dispatch(&t, 0).unwrap().token, 0);
-        assert_eq!(c.dispatch(&t, 50_000_000).unwrap().token, 1);
-        assert_eq!(c.dispatch(&t, 100_000_001).unwrap().token, 9, "task 1's 100 ms are over");
-        assert_eq!(c.dispatch(&t, 100_000_002).unwrap().token, 2, "then task 1 again");
+        c.completed(&t, 20_000_000);
+        assert_eq!(c.dispatch(&t, 20_000_000).unwrap().token, 1);
+        c.completed(&t, 110_000_000);
+        assert_eq!(c.dispatch(&t, 110_000_000).unwrap().token, 2, "110 ms after selection, 90 ms into the slice");
+        c.completed(&t, 120_000_001);
+        assert_eq!(c.dispatch(&t, 120_000_001).unwrap().token, 9, "task 1's 100 ms from its first completion are over");
+        c.completed(&t, 121_000_000);
+        let until = c.take_armed().expect("task 2 idles for its next read");
+        assert!(c.idle_expired(until));
+        assert_eq!(c.dispatch(&t, until).unwrap().token, 3, "then task 1 again");
     }
 
     /// Guards CFQ's idling (`cfq_arm_slice_timer`): the reader's queue, emptied by a completion
@@ -369,5 +484,81 @@ mod tests {
         assert_eq!(c.insert(&t, q(4, 6000, false, 4), CfqOwner::Sync(7)), Insert::Queued);
         assert_eq!(c.insert(&t, q(5, 6001, false, 4), CfqOwner::Sync(7)), Insert::Merged(4));
         assert_eq!(c.insert(&t, q(6, 6002, false, 4), CfqOwner::Sync(8)), Insert::Queued, "another process's queue");
+    }
+
+    /// A reader whose requests land far apart (swap-in faults over the swap area).
+    fn seeky_reader(c: &mut Cfq, t: &CfqTunables, owner: u32) -> u64 {
+        let mut now = 0;
+        for k in 0..4u64 {
+            c.started_now(t, &q(k as u32, (k % 2) * 400_000 + k, false, now), CfqOwner::Sync(owner));
+            now += 10_000_000;
+            c.completed(t, now);
+            c.take_armed();
+            now += 100_000; // comes back at once: think time far below slice_idle
+        }
+        now
+    }
+
+    /// Guards the seeky process's short idle (`CIC_SEEKY`, `CFQ_MIN_TT` in
+    /// `cfq_arm_slice_timer`): once its seek statistics are valid (three requests, the first
+    /// counted from when its queue was made) and its mean seek passes 4 MiB, CFQ waits 2 ms for
+    /// it, not 8; a reader that stays close keeps the full `slice_idle`.
+    #[test]
+    fn a_seeky_process_is_idled_for_only_cfq_min_tt() {
+        let t = CfqTunables::DEFAULT;
+        let mut c = Cfq::default();
+        let now = seeky_reader(&mut c, &t, 7);
+        c.insert(&t, q(99, 5, true, now), CfqOwner::Async);
+        c.started_now(&t, &q(50, 200_000, false, now), CfqOwner::Sync(7));
+        c.completed(&t, now + 10_000_000);
+        assert_eq!(c.take_armed(), Some(now + 10_000_000 + t.min_tt_ns), "seeky: idles CFQ_MIN_TT");
+
+        let mut c = Cfq::default();
+        let mut now = 0;
+        for k in 0..5u64 {
+            c.started_now(&t, &q(k as u32, 1000 + 2 * k, false, now), CfqOwner::Sync(8));
+            now += 1_000_000;
+            c.completed(&t, now);
+            if k == 4 {
+                assert_eq!(c.take_armed(), Some(now + t.slice_idle_ns), "sequential: the full slice_idle");
+            }
+            c.take_armed();
+            now += 100_000;
+        }
+    }
+
+    /// Guards `cfq_update_idle_window`'s `hw_tag && CIC_SEEKY`: on a device that queues
+    /// commands a seeky process loses its idle window altogether.
+    #[test]
+    fn a_seeky_process_on_a_queueing_device_gets_no_idle_window() {
+        let t = CfqTunables { hw_tag: true, ..CfqTunables::DEFAULT };
+        let mut c = Cfq::default();
+        let now = seeky_reader(&mut c, &t, 7);
+        c.insert(&t, q(99, 5, true, now), CfqOwner::Async);
+        c.started_now(&t, &q(50, 200_000, false, now), CfqOwner::Sync(7));
+        c.completed(&t, now + 10_000_000);
+        assert_eq!(c.take_armed(), None);
+        assert_eq!(c.dispatch(&t, now + 10_000_000).map(|x| x.token), Some(99), "the write goes at once");
+    }
+
+    /// Guards `cfq_choose_req`'s backward seek: a request at most `back_seek_max` (16 MiB)
+    /// behind the head is taken when twice its distance is less than the nearest one ahead;
+    /// one further behind waits until nothing is ahead, then the lowest goes first.
+    #[test]
+    fn a_short_backward_seek_is_taken_at_twice_its_distance() {
+        let t = CfqTunables::DEFAULT;
+        let mut c = Cfq::default();
+        c.started_now(&t, &q(1, 10_000, true, 0), CfqOwner::Async);
+        // The head is at 10_001.
+        for (token, start) in [(2, 10_101), (3, 9_960), (4, 1_000), (5, 500)] {
+            c.insert(&t, q(token, start, true, 0), CfqOwner::Async);
+        }
+        c.completed(&t, 1_000_000);
+        let order: Vec<u32> = (0..4).map(|k| {
+            let x = c.dispatch(&t, 1_000_000 + k).unwrap();
+            c.completed(&t, 1_000_000 + k);
+            x.token
+        }).collect();
+        assert_eq!(order, vec![3, 2, 5, 4], "41 back x 2 = 82 < 100 ahead; then 10_101; then the wrapped ones, lowest first");
     }
 }

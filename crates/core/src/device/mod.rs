@@ -277,9 +277,11 @@ impl Device {
         let p = &self.params;
         // cfq_arm_slice_timer: a device without seek penalty that queues commands
         // (QUEUE_FLAG_NONROT and hw_tag) is not worth idling for.
-        let no_idle = p.queue_nonrot.unwrap_or(!p.rotational) && p.parallelism > 1;
+        // hw_tag: more than one request in the driver at once.
+        let hw_tag = p.parallelism > 1;
+        let no_idle = p.queue_nonrot.unwrap_or(!p.rotational) && hw_tag;
         let slice_idle_ns = if no_idle { 0 } else { p.cfq_slice_idle_ns };
-        CfqTunables { max_request_pages: p.max_request_pages, slice_idle_ns, ..CfqTunables::DEFAULT }
+        CfqTunables { max_request_pages: p.max_request_pages, slice_idle_ns, hw_tag, ..CfqTunables::DEFAULT }
     }
 
     fn is_cfq(&self) -> bool {
