@@ -182,10 +182,15 @@ impl Sim {
     /// `wait_iff_congested(preferred_zone, BLK_RW_ASYNC, HZ/50)` after progress, 4.x's
     /// write-pending `congestion_wait(BLK_RW_ASYNC, HZ/10)` after none; 6.x does not sleep.
     /// A memory cgroup's charge (`memcg`) retries without them. 3.14's retry after progress,
-    /// slept or not, is `goto rebalance` (`alloc_rebalance`).
+    /// slept or not, is `goto rebalance` (`alloc_rebalance`). When the allocator gives up
+    /// it goes to [`Sim::alloc_may_oom`].
     fn after_reclaim(&mut self, tid: u32, got: u64, loops: u32, memcg: bool) -> Option<Alloc> {
+        let reclaimable = self.reclaimable_pages();
         if got > 0 {
             self.tasks[tid as usize].no_progress = 0;
+            if !memcg && self.has_zone_retry_test() && !self.min_reachable_by_reclaim(reclaimable) {
+                return self.alloc_may_oom(tid);
+            }
             if !memcg && self.profile == Profile::V3_14 {
                 self.tasks[tid as usize].alloc_rebalance = true;
             }
@@ -203,10 +208,10 @@ impl Sim {
             }
             return None;
         }
-        let reclaimable = self.reclaimable_pages();
         let t = &mut self.tasks[tid as usize];
         t.no_progress += 1;
-        if t.no_progress <= MAX_RECLAIM_RETRIES && reclaimable > 0 {
+        let retry = if memcg || !self.has_zone_retry_test() { reclaimable > 0 } else { self.min_reachable_by_reclaim(reclaimable) };
+        if self.tasks[tid as usize].no_progress <= MAX_RECLAIM_RETRIES && retry {
             // 4.7–5.15: "a lot of dirty + writeback pages": wait for an I/O to complete
             // rather than retry at once (removed in 5.16, 132b0d21d21f).
             if !memcg && self.profile == Profile::V4_14 && 2 * self.write_pending() > reclaimable {
@@ -215,7 +220,46 @@ impl Sim {
             }
             return None;
         }
-        t.no_progress = 0;
+        if memcg {
+            return self.alloc_oom_kill(tid);
+        }
+        self.alloc_may_oom(tid)
+    }
+
+    /// Does the era's allocator ask `should_reclaim_retry` (4.7+, Michal Hocko's OOM
+    /// detection rework)? 3.14's `should_alloc_retry` retries an order-0 allocation after any
+    /// progress and has no zone test; the model keeps its no-progress count and "anything
+    /// reclaimable" for it (2.6.28 has its own path, [`Sim::after_reclaim_2_6_28`]).
+    fn has_zone_retry_test(&self) -> bool {
+        matches!(self.profile, Profile::V4_14 | Profile::V6)
+    }
+
+    /// `should_reclaim_retry`'s zone test (kernel-algorithms.md §3.3; mm/page_alloc.c as in
+    /// 4.14 and 5.17): keep reclaiming only while some zone would pass the min watermark if
+    /// every reclaimable page were freed, `free + zone_reclaimable_pages > min`
+    /// (`__zone_watermark_ok` with `available` as the free count), whether or not this
+    /// reclaim made progress. The model has one zone and no lowmem reserve.
+    fn min_reachable_by_reclaim(&self, reclaimable: u64) -> bool {
+        self.nr_free() + reclaimable > self.mem.wm.min
+    }
+
+    /// `__alloc_pages_may_oom` (kernel-algorithms.md §3.14; 3.x–6.x alike): one more try at
+    /// the free lists at the **high** watermark, "only to catch a parallel oom killing" (or
+    /// anything freed since reclaim gave up), and only then `out_of_memory`. The `oom_lock`
+    /// try-lock is always won here: the model's OOM kill is one step with no other killer
+    /// in between.
+    fn alloc_may_oom(&mut self, tid: u32) -> Option<Alloc> {
+        if self.nr_free() > self.mem.wm.high {
+            self.tasks[tid as usize].no_progress = 0;
+            return Some(Alloc::Frame(self.take_frame()));
+        }
+        self.alloc_oom_kill(tid)
+    }
+
+    /// `out_of_memory` for an allocation (global or a memory cgroup's charge); after a kill
+    /// the allocation retries with its no-progress count reset.
+    fn alloc_oom_kill(&mut self, tid: u32) -> Option<Alloc> {
+        self.tasks[tid as usize].no_progress = 0;
         let victim = self.oom_kill();
         // The victim's process dies whole (every thread of its mm, §3.14): when the allocating
         // task is one of those threads it is dead too and must not go on with its fault.
@@ -626,6 +670,72 @@ mod tests {
         assert_eq!(sleep_after(&mut s, next), Some(s.hz_div_10_ns()));
     }
 
+    /// `sim(profile)` with task 0 running and holding memory (an OOM victim) and the free
+    /// lists emptied: 64 reclaimable pages, fewer than the min watermark.
+    fn exhausted(profile: &str) -> Sim {
+        let mut s = sim(profile);
+        s.tasks[0].state = TState::Running(0);
+        let v = s.tasks[0].vmas[0] as usize;
+        s.mem.vmas[v].rss = 64;
+        while s.nr_free() > 0 {
+            s.take_frame();
+        }
+        assert!(s.reclaimable_pages() < s.mem.wm.min);
+        s
+    }
+
+    /// Guards `should_reclaim_retry`'s zone test (4.7+): an allocation stops retrying, even
+    /// after a reclaim that freed something, once free + reclaimable pages cannot reach the
+    /// min watermark; 3.14's `should_alloc_retry` retries an order-0 allocation after any
+    /// progress. With enough reclaimable pages the 6.x allocator retries too.
+    #[test]
+    fn an_allocation_stops_retrying_when_free_plus_reclaimable_cannot_reach_min_since_4_7() {
+        for profile in ["4.14", "6.1", "6.x"] {
+            let mut s = exhausted(profile);
+            let next = s.after_reclaim(0, 5, 1, false);
+            assert_eq!(s.stats.vm.oom_kill, 1, "{profile}: progress, but min is out of reach");
+            assert!(matches!(next, Some(Alloc::Killed)));
+        }
+        let mut s = exhausted("3.14");
+        assert!(s.after_reclaim(0, 5, 1, false).is_none() || s.tasks[0].state == TState::Blocked);
+        assert_eq!(s.stats.vm.oom_kill, 0, "3.14 retries after progress");
+        // The same empty free lists with more than min pages on the anon LRU.
+        let mut s = sim("6.x");
+        while s.nr_free() > 0 {
+            let f = s.take_frame();
+            if s.reclaimable_pages() <= s.mem.wm.min {
+                s.mem.frames[f as usize].flags |= crate::mm::PG_SWAPBACKED;
+                s.lru_add(f);
+            }
+        }
+        assert!(s.nr_free() + s.reclaimable_pages() > s.mem.wm.min);
+        assert!(s.after_reclaim(0, 0, 1, false).is_none(), "no progress yet, but min is reachable: retry");
+        assert_eq!(s.stats.vm.oom_kill, 0);
+    }
+
+    /// Guards `__alloc_pages_may_oom`'s last try at the high watermark: an allocation whose
+    /// reclaim retries are spent takes a page instead of killing when something freed enough
+    /// since (a parallel kill, kswapd), and kills only at or below high.
+    #[test]
+    fn an_allocation_out_of_retries_takes_a_page_above_high_before_it_oom_kills() {
+        for profile in ["3.14", "4.14", "6.x"] {
+            let mut s = sim(profile);
+            s.tasks[0].state = TState::Running(0);
+            let v = s.tasks[0].vmas[0] as usize;
+            s.mem.vmas[v].rss = 64;
+            assert!(s.nr_free() > s.mem.wm.high);
+            s.tasks[0].no_progress = crate::reclaim::MAX_RECLAIM_RETRIES;
+            assert!(matches!(s.after_reclaim(0, 0, 1, false), Some(Alloc::Frame(_))), "{profile}");
+            assert_eq!((s.stats.vm.oom_kill, s.tasks[0].no_progress), (0, 0));
+            while s.nr_free() > s.mem.wm.high {
+                s.take_frame();
+            }
+            s.tasks[0].no_progress = crate::reclaim::MAX_RECLAIM_RETRIES;
+            let _ = s.after_reclaim(0, 0, 1, false);
+            assert_eq!(s.stats.vm.oom_kill, 1, "{profile}: at high, out_of_memory");
+        }
+    }
+
     /// Guards the allocating thread of an OOM-killed process: the killer names the process by
     /// its first thread, but every thread dies, so a second thread whose allocation chose that
     /// process stops its fault (it went on serving requests as a dead task, and a 1/36
@@ -640,6 +750,9 @@ mod tests {
         let v = s.tasks[b as usize].vmas[0] as usize;
         s.mem.vmas[v].rss = 10;
         s.tasks[b as usize].no_progress = crate::reclaim::MAX_RECLAIM_RETRIES;
+        while s.nr_free() > s.mem.wm.high {
+            s.take_frame();
+        }
         let next = s.after_reclaim(b, 0, 1, false);
         assert_eq!(s.stats.vm.oom_kill, 1);
         assert_eq!((s.tasks[a as usize].state, s.tasks[b as usize].state), (TState::Done, TState::Done));
