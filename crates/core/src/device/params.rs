@@ -146,6 +146,53 @@ fn default_read_expire_ns() -> u64 {
 }
 
 impl DeviceParams {
+    /// What a request queue gets from the kernel rather than from its device: no measured
+    /// access distributions, no flash-media or seek limits, 128 requests per pool
+    /// (BLKDEV_MAX_RQ) of at most 128 pages (512 KiB max_sectors_kb), mq-deadline's and CFQ's
+    /// default tunables. The device figures (source, latencies, bandwidths, parallelism, the
+    /// block layer's per-stage CPU, the scheduler) are left empty: every preset sets its own,
+    /// and `presets_name_a_source_and_pass_validation` checks that they do.
+    fn queue_defaults() -> DeviceParams {
+        DeviceParams {
+            source: String::new(),
+            rotational: false,
+            queue_nonrot: None,
+            synchronous: false,
+            block_layer: true,
+            compressed: false,
+            read_latency_ns: 0,
+            write_latency_ns: 0,
+            read_access: AccessQuantiles::default(),
+            write_access: AccessQuantiles::default(),
+            read_access_writing: AccessQuantiles::default(),
+            read_access_sequential: AccessQuantiles::default(),
+            read_access_sequential_writing: AccessQuantiles::default(),
+            read_bandwidth: 0,
+            write_bandwidth: 0,
+            random_read_iops: 0,
+            random_write_iops: 0,
+            parallelism: 0,
+            max_request_pages: 128,
+            seek_min_ns: 0,
+            seek_full_ns: 0,
+            rotational_latency_ns: 0,
+            bio_alloc_ns: 0,
+            plug_merge_ns: 0,
+            request_alloc_ns: 0,
+            dispatch_ns: 0,
+            completion_ns: 0,
+            sync_read_cpu_ns: 0,
+            sync_write_cpu_ns: 0,
+            nr_requests: 128,
+            scheduler: String::new(),
+            read_expire_ns: default_read_expire_ns(),
+            write_expire_ns: 5_000_000_000,
+            writes_starved: 2,
+            fifo_batch: 16,
+            cfq_slice_idle_ns: default_cfq_slice_idle_ns(),
+        }
+    }
+
     pub fn preset(name: &str) -> Option<DeviceParams> {
         Some(match name {
             // A 7200 rpm SATA disk of the 2010s (e.g. Seagate Barracuda 7200.12 datasheet:
@@ -153,23 +200,11 @@ impl DeviceParams {
             "hdd" => DeviceParams {
                 source: "7200 rpm SATA disk datasheet figures (avg seek 8.5 ms, 4.16 ms rotational, 125 MB/s)".into(),
                 rotational: true,
-                queue_nonrot: None,
-                synchronous: false,
-                block_layer: true,
-                compressed: false,
                 read_latency_ns: 100_000,
                 write_latency_ns: 100_000,
-                read_access: AccessQuantiles::default(),
-                write_access: AccessQuantiles::default(),
-                read_access_writing: AccessQuantiles::default(),
-                read_access_sequential: AccessQuantiles::default(),
-                read_access_sequential_writing: AccessQuantiles::default(),
                 read_bandwidth: 125 * MB,
                 write_bandwidth: 120 * MB,
-                random_read_iops: 0,
-                random_write_iops: 0,
                 parallelism: 1,
-                max_request_pages: 128,
                 seek_min_ns: 1_000_000,
                 seek_full_ns: 17_000_000,
                 rotational_latency_ns: 4_160_000,
@@ -178,15 +213,8 @@ impl DeviceParams {
                 request_alloc_ns: 400,
                 dispatch_ns: 500,
                 completion_ns: 500,
-                sync_read_cpu_ns: 0,
-                sync_write_cpu_ns: 0,
                 scheduler: "deadline".into(),
-                read_expire_ns: 500_000_000,
-                write_expire_ns: 5_000_000_000,
-                writes_starved: 2,
-                fifo_batch: 16,
-                cfq_slice_idle_ns: 8_000_000,
-                nr_requests: 128,
+                ..DeviceParams::queue_defaults()
             },
             // A 2010-era SATA SSD (OCZ Vertex 2, the "VertexII" of seed 003): ~90 µs 4 KiB
             // read at QD1 (kernel-algorithms.md §6.3 suggests 80-100 µs), ~250 MB/s, writes
@@ -194,40 +222,18 @@ impl DeviceParams {
             "sata-ssd" => DeviceParams {
                 source: "SATA SSD, OCZ Vertex 2 class: 90 us 4K read, 250/250 MB/s, NCQ depth ~4 effective".into(),
                 rotational: false,
-                queue_nonrot: None,
-                synchronous: false,
-                block_layer: true,
-                compressed: false,
                 read_latency_ns: 90_000,
                 write_latency_ns: 60_000,
-                read_access: AccessQuantiles::default(),
-                write_access: AccessQuantiles::default(),
-                read_access_writing: AccessQuantiles::default(),
-                read_access_sequential: AccessQuantiles::default(),
-                read_access_sequential_writing: AccessQuantiles::default(),
                 read_bandwidth: 260 * MB,
                 write_bandwidth: 250 * MB,
-                random_read_iops: 0,
-                random_write_iops: 0,
                 parallelism: 4,
-                max_request_pages: 128,
-                seek_min_ns: 0,
-                seek_full_ns: 0,
-                rotational_latency_ns: 0,
                 bio_alloc_ns: 300,
                 plug_merge_ns: 300,
                 request_alloc_ns: 400,
                 dispatch_ns: 500,
                 completion_ns: 500,
-                sync_read_cpu_ns: 0,
-                sync_write_cpu_ns: 0,
                 scheduler: "deadline".into(),
-                read_expire_ns: 500_000_000,
-                write_expire_ns: 5_000_000_000,
-                writes_starved: 2,
-                fifo_batch: 16,
-                cfq_slice_idle_ns: 8_000_000,
-                nr_requests: 128,
+                ..DeviceParams::queue_defaults()
             },
             // A datacentre NVMe SSD of 2017, seed 000's "NVMe disk": Intel SSD DC P3700, whose
             // product specification (order 330566-005US) gives 20/20 µs typical read/write
@@ -239,66 +245,32 @@ impl DeviceParams {
             "nvme" => DeviceParams {
                 source: "NVMe SSD, Intel SSD DC P3700 specification (330566-005US): 20/20 us 4K read/write, 2800/1900 MB/s, random 4K 460K/175K IOPS, 32 in flight".into(),
                 rotational: false,
-                queue_nonrot: None,
-                synchronous: false,
-                block_layer: true,
-                compressed: false,
                 read_latency_ns: 20_000,
                 write_latency_ns: 20_000,
-                read_access: AccessQuantiles::default(),
-                write_access: AccessQuantiles::default(),
-                read_access_writing: AccessQuantiles::default(),
-                read_access_sequential: AccessQuantiles::default(),
-                read_access_sequential_writing: AccessQuantiles::default(),
                 read_bandwidth: 2800 * MB,
                 write_bandwidth: 1900 * MB,
                 random_read_iops: 460_000,
                 random_write_iops: 175_000,
                 parallelism: 32,
-                max_request_pages: 128,
-                seek_min_ns: 0,
-                seek_full_ns: 0,
-                rotational_latency_ns: 0,
                 bio_alloc_ns: 300,
                 plug_merge_ns: 200,
                 request_alloc_ns: 300,
                 dispatch_ns: 300,
                 completion_ns: 400,
-                sync_read_cpu_ns: 0,
-                sync_write_cpu_ns: 0,
                 scheduler: "none".into(),
-                read_expire_ns: 500_000_000,
-                write_expire_ns: 5_000_000_000,
-                writes_starved: 2,
-                fifo_batch: 16,
-                cfq_slice_idle_ns: 8_000_000,
-                nr_requests: 128,
+                ..DeviceParams::queue_defaults()
             },
             // brd: RAM behind the block layer. Synchronous (§1.7 lists brd), so the copy runs in
             // the caller; the block layer's per-request cost is what seed 002 measures.
             "ramdisk" => DeviceParams {
                 source: "brd ramdisk: 4 KiB memcpy ~0.5 us plus the block layer's per-request cost".into(),
                 rotational: false,
-                queue_nonrot: None,
                 synchronous: true,
-                block_layer: true,
-                compressed: false,
                 read_latency_ns: 0,
                 write_latency_ns: 0,
-                read_access: AccessQuantiles::default(),
-                write_access: AccessQuantiles::default(),
-                read_access_writing: AccessQuantiles::default(),
-                read_access_sequential: AccessQuantiles::default(),
-                read_access_sequential_writing: AccessQuantiles::default(),
                 read_bandwidth: 8000 * MB,
                 write_bandwidth: 8000 * MB,
-                random_read_iops: 0,
-                random_write_iops: 0,
                 parallelism: 64,
-                max_request_pages: 128,
-                seek_min_ns: 0,
-                seek_full_ns: 0,
-                rotational_latency_ns: 0,
                 bio_alloc_ns: 500,
                 plug_merge_ns: 500,
                 request_alloc_ns: 0,
@@ -307,52 +279,29 @@ impl DeviceParams {
                 sync_read_cpu_ns: 500,
                 sync_write_cpu_ns: 500,
                 scheduler: "none".into(),
-                read_expire_ns: 500_000_000,
-                write_expire_ns: 5_000_000_000,
-                writes_starved: 2,
-                fifo_batch: 16,
-                cfq_slice_idle_ns: 8_000_000,
-                nr_requests: 128,
+                ..DeviceParams::queue_defaults()
             },
             // zram: compression in the caller, no request queue; what each page costs and
             // takes is the compressor's and the content model's (swap/zram.rs).
             "zram" => DeviceParams {
                 source: "zram: [zram] compressor's per-page costs (lzbench), pages from [content], zsmalloc pool in the machine's RAM".into(),
                 rotational: false,
-                queue_nonrot: None,
                 synchronous: true,
                 block_layer: false,
                 compressed: true,
                 read_latency_ns: 0,
                 write_latency_ns: 0,
-                read_access: AccessQuantiles::default(),
-                write_access: AccessQuantiles::default(),
-                read_access_writing: AccessQuantiles::default(),
-                read_access_sequential: AccessQuantiles::default(),
-                read_access_sequential_writing: AccessQuantiles::default(),
                 read_bandwidth: 8000 * MB,
                 write_bandwidth: 8000 * MB,
-                random_read_iops: 0,
-                random_write_iops: 0,
                 parallelism: 64,
                 max_request_pages: 1,
-                seek_min_ns: 0,
-                seek_full_ns: 0,
-                rotational_latency_ns: 0,
                 bio_alloc_ns: 0,
                 plug_merge_ns: 0,
                 request_alloc_ns: 0,
                 dispatch_ns: 0,
                 completion_ns: 0,
-                sync_read_cpu_ns: 0,
-                sync_write_cpu_ns: 0,
                 scheduler: "none".into(),
-                read_expire_ns: 500_000_000,
-                write_expire_ns: 5_000_000_000,
-                writes_starved: 2,
-                fifo_batch: 16,
-                cfq_slice_idle_ns: 8_000_000,
-                nr_requests: 128,
+                ..DeviceParams::queue_defaults()
             },
             _ => return None,
         })
@@ -382,5 +331,24 @@ impl DeviceParams {
         self.read_access_sequential.validate("read_access_sequential")?;
         self.read_access_sequential_writing.validate("read_access_sequential_writing")?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_name_a_source_and_pass_validation() {
+        for name in DeviceParams::PRESETS {
+            let p = DeviceParams::preset(name).unwrap();
+            assert!(!p.source.is_empty(), "{name}: a preset says where its figures come from");
+            p.validate().unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+    }
+
+    #[test]
+    fn queue_defaults_alone_are_not_a_device() {
+        assert!(DeviceParams::queue_defaults().validate().is_err());
     }
 }
