@@ -236,3 +236,27 @@ fn a_2_6_32_cfq_disk_idles_for_the_swapping_reader_instead_of_seeking_to_the_wri
     assert!(n > 1.5 * r, "without idling the disk took {n:.2} s vs ramdisk {r:.2} s");
     assert_eq!(idling.tasks[0].verify_errors, 0);
 }
+
+/// A Xen PV guest's disk is a blkfront device, whose queue 2.6.32's `xlvbd_init_blk_queue`
+/// marks `QUEUE_FLAG_VIRT` (= `QUEUE_FLAG_NONROT`): swapon sees an SSD, whatever spins in
+/// dom0. A ramdisk inside the guest is brd, not blkfront, and stays as 2.6.32's brd left it;
+/// bare metal keeps the device's nature; a flag stated for the device wins.
+#[test]
+fn a_xen_pv_guests_blkfront_disk_is_non_rotational_to_swap() {
+    let xen = load(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true"]);
+    assert_eq!(xen.swap_devices[0].params.queue_nonrot, Some(true), "blkfront sets QUEUE_FLAG_VIRT");
+    assert!(xen.swap_devices[0].params.rotational, "the media behind it still seeks");
+    assert_eq!(xen.file_device_params.queue_nonrot, Some(true), "every disk of the guest is blkfront");
+    assert_eq!(load(&fill_verify("2.6.32", "hdd"), &[]).swap_devices[0].params.queue_nonrot, None, "bare metal: the disk's nature");
+    let brd = load(&fill_verify("2.6.32", "ramdisk"), &["machine.xen_pv=true"]);
+    assert_eq!(brd.swap_devices[0].params.queue_nonrot, Some(false), "brd inside the guest is not blkfront");
+    assert_eq!(load(&fill_verify("6.x", "zram"), &["machine.xen_pv=true"]).swap_devices[0].params.queue_nonrot, None);
+    let stated = load(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true", "swap.0.params.queue_nonrot=false"]);
+    assert_eq!(stated.swap_devices[0].params.queue_nonrot, Some(false));
+    // SWP_SOLIDSTATE moves 2.6.32's slot search to its cursor (swap/scan_map.rs): the run on
+    // the guest's disk is not the run on a rotational queue.
+    let a = run_checked(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true"]);
+    let b = run_checked(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true", "swap.0.params.queue_nonrot=false"]);
+    assert_ne!(a.elapsed_ns, b.elapsed_ns);
+    assert_eq!(a.tasks[0].verify_errors, 0);
+}

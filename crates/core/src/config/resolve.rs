@@ -151,6 +151,7 @@ fn resolve_devices(cfg: &Config, profile: Profile, at: At) -> Result<(DevicePara
     if profile <= Profile::V3_14 && file_device_params.scheduler == "deadline" {
         file_device_params.scheduler = "cfq".into();
     }
+    xen_pv_blkfront_queue(m, &mut file_device_params);
     let mut swap_devices = Vec::new();
     for (i, s) in cfg.swap.iter().enumerate() {
         let mut params = device_with_overrides(&s.device, &s.params).map_err(|e| match e {
@@ -165,6 +166,7 @@ fn resolve_devices(cfg: &Config, profile: Profile, at: At) -> Result<(DevicePara
             // 2.6.32's brd_alloc did not set QUEUE_FLAG_NONROT: swap saw a disk.
             params.queue_nonrot = Some(false);
         }
+        xen_pv_blkfront_queue(m, &mut params);
         if s.size.pages() < 2 {
             return Err(at(&format!("swap.{i}.size"), "a swap device needs at least 2 pages (slot 0 holds the header)".into()));
         }
@@ -182,6 +184,21 @@ fn resolve_devices(cfg: &Config, profile: Profile, at: At) -> Result<(DevicePara
         return Err(at("swap", "at most 32 swap devices".into()));
     }
     Ok((file_device_params, swap_devices))
+}
+
+/// A Xen PV guest's disks are blkfront virtual block devices (xvd*), whatever spins behind them
+/// in dom0, and blkfront marks its queue `QUEUE_FLAG_VIRT`, which is `QUEUE_FLAG_NONROT` ("paravirt
+/// device", include/linux/blkdev.h since 2.6.28): 2.6.32's `xlvbd_init_blk_queue` sets it
+/// (drivers/block/xen-blkfront.c, read in a 2.6.32 xen tree), as `blkif_set_queue_limits` does
+/// in later kernels. So swapon marks a swap area on it SWP_SOLIDSTATE, and the swap allocator
+/// and CFQ treat it as an SSD; the media's own figures (seeks, rotation) stay the device's.
+/// Devices inside the guest are not blkfront: brd, zram and pmem are synchronous (they run in
+/// the submitter's context, `DeviceParams::synchronous`). A flag stated in the device's own
+/// parameters wins.
+fn xen_pv_blkfront_queue(m: &Machine, params: &mut DeviceParams) {
+    if m.xen_pv && !params.synchronous && params.queue_nonrot.is_none() {
+        params.queue_nonrot = Some(true);
+    }
 }
 
 /// `[[task]]`s: instances, mappings and phases that a program can run.
