@@ -233,7 +233,9 @@ fn a_2_6_32_cfq_disk_idles_for_the_swapping_reader_instead_of_seeking_to_the_wri
     assert!(per_read_ms(&idling) < 0.5 * per_read_ms(&no_idle), "time per swap-in read: {:.2} ms idling, {:.2} ms without", per_read_ms(&idling), per_read_ms(&no_idle));
     let (d, n, r) = (idling.summary.elapsed_s, no_idle.summary.elapsed_s, ram.summary.elapsed_s);
     assert!(d < 1.25 * r, "disk {d:.2} s vs ramdisk {r:.2} s");
-    assert!(n > 1.5 * r, "without idling the disk took {n:.2} s vs ramdisk {r:.2} s");
+    // Against the disk with idling, not the ramdisk: since the Xen fault bounce (session 33)
+    // this seed's ramdisk run is the slow outlier of its knife edge (27.8 s).
+    assert!(n > 1.5 * d, "without idling the disk took {n:.2} s, with it {d:.2} s");
     assert_eq!(idling.tasks[0].verify_errors, 0);
 }
 
@@ -259,4 +261,24 @@ fn a_xen_pv_guests_blkfront_disk_is_non_rotational_to_swap() {
     let b = run_checked(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true", "swap.0.params.queue_nonrot=false"]);
     assert_ne!(a.elapsed_ns, b.elapsed_ns);
     assert_eq!(a.tasks[0].verify_errors, 0);
+}
+
+/// A PV guest's page faults enter Xen first and are bounced to the guest kernel: each costs
+/// `costs.xen_fault_bounce_ns` on the faulting CPU, once per fault, and nothing on bare metal.
+#[test]
+fn a_xen_pv_guests_page_faults_pay_the_bounce_through_the_hypervisor_once_each() {
+    // 8 MiB on a 28 MiB machine, written once: faults only, no reclaim to diverge.
+    let text = no_swap(BASE).replace("size = \"40MiB\"", "size = \"8MiB\"").replace("cycles = 3", "cycles = 1");
+    let run = |set: &[&str]| run_checked(&text, set);
+    let bounce = run(&["machine.xen_pv=true"]);
+    let none = run(&["machine.xen_pv=true", "costs.xen_fault_bounce_ns=0"]);
+    let faults = v(&bounce, "pgfault");
+    assert!(faults >= 2048, "{faults} faults");
+    let per_fault = swaplab_core::config::Costs::default().xen_fault_bounce_ns;
+    assert!(per_fault > 0);
+    assert_eq!(bounce.elapsed_ns - none.elapsed_ns, faults * per_fault, "one bounce per fault");
+    // Bare metal: the figure is not charged.
+    let bare = run(&[]);
+    let bare_big = run(&["costs.xen_fault_bounce_ns=100000"]);
+    assert_eq!(bare.elapsed_ns, bare_big.elapsed_ns);
 }

@@ -156,7 +156,10 @@ pub struct Machine {
     /// The machine is a Xen paravirtualised (PV) guest: Xen keeps its page-table pages
     /// read-only to it, so every PTE change of a fault or of reclaim is a hypercall or a write
     /// Xen traps and emulates, and a local TLB flush is a hypercall (`costs.xen_*`, charged in
-    /// engine/fault.rs and reclaim/pageout.rs). Default false; set only where the source says
+    /// engine/fault.rs and reclaim/pageout.rs); every page fault enters Xen first and is bounced
+    /// to the guest kernel (`costs.xen_fault_bounce_ns`); and its disks are blkfront devices,
+    /// whose queue is non-rotational to the kernel (config/resolve.rs
+    /// `xen_pv_blkfront_queue`). Default false; set only where the source says
     /// the guest was PV (seed 002: "a 2.6.32 pv_ops kernel (PV, not in a VMX container)").
     #[serde(default)]
     pub xen_pv: bool,
@@ -498,6 +501,19 @@ pub struct Costs {
     /// hypercall. Estimate: a guest page fault bounced into Xen plus instruction emulation and
     /// validation, several hypercalls' worth: 2 us.
     pub xen_pte_trap_ns: u64,
+    /// Xen PV (`machine.xen_pv`): a page fault's trip through the hypervisor. A PV guest's
+    /// kernel does not own the IDT: the CPU delivers #PF to Xen, which reads CR2, builds an
+    /// exception frame on the guest kernel's stack and enters the handler the guest registered
+    /// (`xen_page_fault` in 2.6.32 arch/x86/xen); the Xen paper (Barham et al., SOSP 2003)
+    /// says page faults, unlike system calls, must always go through Xen because only ring 0
+    /// can read CR2. A 64-bit guest's kernel runs in ring 3, so Xen also switches page tables
+    /// in and out, and the return to user space is a `HYPERVISOR_iret`. Charged once per
+    /// fault, on top of the native fault cost and the PTE hypercall. **Estimate**: no
+    /// published per-bounce figure for 2009–2010 hardware was found; a hardware VM exit and
+    /// entry on a 2009 Nehalem (Xeon X5570, KVM) costs ~2,000 cycles, ~0.7 us (Landau et al.,
+    /// "SplitX", 2011, Table 1), and a bounce is two privilege transitions each way without
+    /// a VMCS switch: 500 ns.
+    pub xen_fault_bounce_ns: u64,
 }
 
 impl Costs {
@@ -542,6 +558,7 @@ impl Default for Costs {
             kv_client_request_ns: 2_500,
             xen_hypercall_ns: 500,
             xen_pte_trap_ns: 2_000,
+            xen_fault_bounce_ns: 500,
             cpu_flops_per_us: 15_200,
         }
     }

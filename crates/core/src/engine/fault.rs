@@ -56,9 +56,11 @@ impl Sim {
         self.stats.vm.pgfault += 1;
         let t = &mut self.tasks[tid as usize];
         if self.cfg.config.machine.xen_pv {
-            // The fault's set_pte_at of the current mm: HYPERVISOR_update_va_mapping
-            // (2.6.32 xen_set_pte_at), one hypercall per page mapped.
-            t.clock += self.costs.xen_hypercall_ns;
+            // The #PF went to Xen first, which bounced it to the guest's handler (once per
+            // fault: a 2.6.32 fault that sleeps stays inside the handler), and the fault's
+            // set_pte_at of the current mm is HYPERVISOR_update_va_mapping (2.6.32
+            // xen_set_pte_at), one hypercall per page mapped.
+            t.clock += self.costs.xen_fault_bounce_ns + self.costs.xen_hypercall_ns;
         }
         if major {
             self.stats.vm.pgmajfault += 1;
