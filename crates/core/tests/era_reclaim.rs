@@ -108,3 +108,25 @@ fn allocator_2_6_28_retries_without_oom_while_pages_are_reclaimable() {
     assert_eq!(v(&res, "oom_kill"), 0);
     assert!(res.tasks.iter().all(|t| !t.oom_killed));
 }
+
+/// 2.6.28's `throttle_vm_writeout` at the end of every zone pass (reclaim/vm_writeout.rs): the
+/// hog's swap-out writes queue on the HDD past the dirty threshold plus a tenth (10 % of free +
+/// LRU pages in 2.6.28), so its direct reclaims and kswapd nap in congestion_wait before going
+/// on; 4.14 (the throttle went in 4.9) never does.
+#[test]
+fn swap_writes_past_the_dirty_threshold_nap_2_6_28_reclaimers_in_throttle_vm_writeout() {
+    for profile in ["2.6.28", "4.14"] {
+        let r = swaplab_core::config::load(&hog_and_spinner(profile), "t.toml", &[]).expect("valid workload");
+        let mut sim = swaplab_core::engine::Sim::new(&r);
+        sim.run(&mut |_| true);
+        let errs = sim.check_invariants();
+        assert!(errs.is_empty(), "{profile}: {errs:?}");
+        let (direct, kswapd) = (sim.reclaim.vm_writeout_naps, sim.reclaim.kswapd_vm_writeout_naps);
+        if profile == "2.6.28" {
+            assert!(direct > 0, "{profile}: the hog's direct reclaims nap ({direct})");
+            assert!(kswapd > 0, "{profile}: kswapd naps too ({kswapd})");
+        } else {
+            assert_eq!(direct + kswapd, 0, "{profile}: no throttle_vm_writeout");
+        }
+    }
+}

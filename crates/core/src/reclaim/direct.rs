@@ -29,6 +29,9 @@ pub struct DirectReclaimCont {
     isolated_recheck: Option<bool>,
     /// 6.x: the loop was in its `force_deactivate` retry.
     force_deactivate: bool,
+    /// Asleep in `throttle_vm_writeout` after a zone pass that scanned this many pages: on
+    /// waking the throttle is checked again, and the pass is not run again (`vm_writeout.rs`).
+    vm_writeout: Option<u64>,
 }
 
 /// Why a direct reclaim sleeps in the middle of a pass.
@@ -39,6 +42,16 @@ enum MidPassStall {
     Writeback(WritebackWait),
     /// Legacy memcg `shrink_folio_list`: `folio_wait_writeback` on this folio (§3.10 3(c)).
     FolioWriteback(u32),
+}
+
+/// How one priority's zone pass of a direct reclaimer ended.
+enum Pass {
+    /// Asleep inside the pass (the task is parked).
+    Asleep,
+    /// A caller that cannot sleep met a full request queue.
+    GaveUp,
+    /// The pass ended; false when shrink_zones skipped the zone.
+    Ran(bool),
 }
 
 /// What a direct-reclaim call did.
@@ -65,12 +78,14 @@ impl Sim {
         let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, memcg, cpu);
         sc.may_sleep = may_nap;
         let mut all_unreclaimable = false;
+        let mut vm_writeout = None;
         if let Some(c) = &cont {
             sc.priority = c.priority;
             sc.nr_reclaimed = c.nr_reclaimed;
             sc.isolated_recheck = c.isolated_recheck;
             sc.force_deactivate = c.force_deactivate;
             all_unreclaimable = c.all_unreclaimable;
+            vm_writeout = c.vm_writeout;
         }
         let start = self.tasks[tid as usize].clock;
         sc.start_clock = start;
@@ -79,37 +94,21 @@ impl Sim {
         loop {
             self.reclaim.current = Some(tid);
             while sc.priority >= 0 {
-                if sc.priority == 0 {
-                    self.disable_swap_token();
-                }
-                sc.nr_scanned = 0;
-                // Writes that completed while we scanned have rotated their pages to the tail.
-                self.complete_io_until(start + sc.cost.total());
-                all_unreclaimable = self.shrink_zones(&mut sc);
-                if let Some((anon, wait)) = sc.isolated_stall {
-                    // Asleep inside shrink_inactive_list; this priority goes on when it wakes.
-                    self.reclaim.current = None;
-                    self.park_direct_reclaim(tid, &sc, all_unreclaimable, Some(anon));
-                    self.isolated_sleep(tid, wait);
-                    return DirectReclaim::Napping;
-                }
-                if let Some(stall) = self.mid_pass_stall(&mut sc) {
-                    // Asleep for a request or in 3.x/4.x's shrink_inactive_list: this priority
-                    // goes on when it wakes.
-                    self.reclaim.current = None;
-                    self.park_direct_reclaim(tid, &sc, all_unreclaimable, None);
-                    match stall {
-                        MidPassStall::Request(dev) => self.wait_for_request(tid, dev),
-                        MidPassStall::Writeback(wait) => self.writeback_sleep(tid, wait),
-                        MidPassStall::FolioWriteback(f) => {
-                            self.reclaim.folio_writeback_waits += 1;
-                            self.wait_on_writeback(tid, f);
-                        }
+                let passed = match vm_writeout.take() {
+                    // Woken in throttle_vm_writeout: this priority's zone pass is done.
+                    Some(scanned) => {
+                        sc.nr_scanned = scanned;
+                        true
                     }
+                    None => match self.direct_pass(tid, &mut sc, &mut all_unreclaimable, start) {
+                        Pass::Asleep => return DirectReclaim::Napping,
+                        Pass::GaveUp => break, // a caller that cannot sleep gives up here
+                        Pass::Ran(ran) => ran,
+                    },
+                };
+                if passed && may_nap && self.vm_writeout_throttled() {
+                    self.vm_writeout_nap(tid, &sc, all_unreclaimable);
                     return DirectReclaim::Napping;
-                }
-                if sc.queue_full.is_some() {
-                    break; // a caller that cannot sleep gives up here
                 }
                 self.consider_reclaim_throttle(&mut sc);
                 let done = sc.nr_reclaimed >= sc.nr_to_reclaim;
@@ -167,6 +166,57 @@ impl Sim {
         DirectReclaim::Done(sc.nr_reclaimed)
     }
 
+    /// One priority's `shrink_zones` for a direct reclaimer, and the sleeps inside it
+    /// (too_many_isolated, a full request queue, 3.x/4.x's writeback stalls): the task is then
+    /// parked and put to sleep, and this priority goes on when it wakes.
+    fn direct_pass(&mut self, tid: u32, sc: &mut ScanControl, all_unreclaimable: &mut bool, start: u64) -> Pass {
+        if sc.priority == 0 {
+            self.disable_swap_token();
+        }
+        sc.nr_scanned = 0;
+        // Writes that completed while we scanned have rotated their pages to the tail.
+        self.complete_io_until(start + sc.cost.total());
+        *all_unreclaimable = self.shrink_zones(sc);
+        if let Some((anon, wait)) = sc.isolated_stall {
+            self.reclaim.current = None;
+            self.park_direct_reclaim(tid, sc, *all_unreclaimable, Some(anon));
+            self.isolated_sleep(tid, wait);
+            return Pass::Asleep;
+        }
+        if let Some(stall) = self.mid_pass_stall(sc) {
+            self.reclaim.current = None;
+            self.park_direct_reclaim(tid, sc, *all_unreclaimable, None);
+            match stall {
+                MidPassStall::Request(dev) => self.wait_for_request(tid, dev),
+                MidPassStall::Writeback(wait) => self.writeback_sleep(tid, wait),
+                MidPassStall::FolioWriteback(f) => {
+                    self.reclaim.folio_writeback_waits += 1;
+                    self.wait_on_writeback(tid, f);
+                }
+            }
+            return Pass::Asleep;
+        }
+        if sc.queue_full.is_some() {
+            return Pass::GaveUp;
+        }
+        // A zone shrink_zones skipped (all-unreclaimable) ran no shrink_zone.
+        Pass::Ran(!*all_unreclaimable)
+    }
+
+    /// 2.6.28's `throttle_vm_writeout` at the end of `shrink_zone`, before the loop looks at
+    /// what the pass reclaimed: `congestion_wait(WRITE, HZ/10)`, then the check again
+    /// (`vm_writeout.rs`); the pass is not run again.
+    fn vm_writeout_nap(&mut self, tid: u32, sc: &ScanControl, all_unreclaimable: bool) {
+        self.reclaim.current = None;
+        self.park_direct_reclaim(tid, sc, all_unreclaimable, None);
+        if let Some(c) = self.tasks[tid as usize].dr_cont.as_mut() {
+            c.vm_writeout = Some(sc.nr_scanned);
+        }
+        self.reclaim.vm_writeout_naps += 1;
+        let timeout = self.hz_div_10_ns();
+        self.congestion_wait(tid, timeout);
+    }
+
     /// `disable_swap_token`: reclaim at priority 0 takes the token from its holder.
     pub(crate) fn disable_swap_token(&mut self) {
         if let Some(token) = &mut self.swap.token {
@@ -193,7 +243,7 @@ impl Sim {
         t.clock += cpu;
         let since = t.clock - cpu;
         t.dr_throttle_since.get_or_insert(since);
-        t.dr_cont = Some(DirectReclaimCont { memcg: sc.memcg, priority: sc.priority, nr_reclaimed: sc.nr_reclaimed, all_unreclaimable, isolated_recheck, force_deactivate: sc.force_deactivate });
+        t.dr_cont = Some(DirectReclaimCont { memcg: sc.memcg, priority: sc.priority, nr_reclaimed: sc.nr_reclaimed, all_unreclaimable, isolated_recheck, force_deactivate: sc.force_deactivate, vm_writeout: None });
     }
 
     /// A pass that ended in a sleep inside `shrink_inactive_list` the caller can take (not a

@@ -70,6 +70,9 @@ pub struct KswapdState {
     /// 2.6.28/2.6.32 diagnostics: `congestion_wait(HZ/10)` naps of `balance_pgdat` taken with
     /// the zone at or below its min watermark (see `step_2_6_28`).
     pub naps_below_min: u64,
+    /// 2.6.28: asleep in `throttle_vm_writeout` at the end of a zone pass (`vm_writeout.rs`);
+    /// the rest of the priority loop's iteration comes when the throttle lets go.
+    pub vm_writeout: bool,
 }
 
 /// The kswapd kernel thread of the one node.
@@ -203,6 +206,10 @@ fn kswapd_stall(sim: &mut Sim, tid: u32, sc: &ScanControl) -> KthreadStep {
 /// One zone pass of 2.6.28's `balance_pgdat` (see the module doc).
 fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     begin_balance_pgdat(sim);
+    if std::mem::take(&mut sim.reclaim.kswapd.vm_writeout) {
+        // Woken in throttle_vm_writeout: the zone pass is done; check again, then go on.
+        return after_zone_pass_2_6_28(sim, tid);
+    }
     // A pass that yielded goes on where it stopped: the watermark and unreclaimable checks
     // come before a zone pass, not inside it.
     let resumed = std::mem::take(&mut sim.reclaim.kswapd.pass_yielded);
@@ -262,6 +269,32 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
         ks.pass_yields += 1;
         return KthreadStep::Continue;
     }
+    if unreclaimable {
+        // shrink_zone did not run on the skipped zone, nor its throttle_vm_writeout.
+        return end_of_priority_2_6_28(sim, tid);
+    }
+    after_zone_pass_2_6_28(sim, tid)
+}
+
+/// The end of 2.6.28's `shrink_zone` for kswapd: `throttle_vm_writeout` naps while too much
+/// is under writeback (`vm_writeout.rs`, with GFP_KERNEL it loops), then the iteration ends.
+fn after_zone_pass_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
+    if sim.vm_writeout_throttled() {
+        sim.reclaim.kswapd_vm_writeout_naps += 1;
+        let ks = &mut sim.reclaim.kswapd;
+        ks.vm_writeout = true;
+        ks.congestion_wait = true;
+        let now = sim.tasks[tid as usize].clock;
+        return KthreadStep::SleepUntil(now + sim.nap_ns(now, sim.hz_div_10_ns()));
+    }
+    end_of_priority_2_6_28(sim, tid)
+}
+
+/// The rest of one iteration of 2.6.28's `balance_pgdat` priority loop: restart at
+/// DEF_PRIORITY after SWAP_CLUSTER_MAX pages, else the next priority, napping below
+/// DEF_PRIORITY − 2.
+fn end_of_priority_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
+    let ks = &mut sim.reclaim.kswapd;
     let nap = ks.total_scanned > 0 && ks.priority < DEF_PRIORITY - 2;
     if ks.reclaimed >= SWAP_CLUSTER_MAX || ks.priority == 0 {
         // Break out of the priority loop; not all zones are ok: loop_again at DEF_PRIORITY.

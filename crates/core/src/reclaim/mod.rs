@@ -24,6 +24,7 @@ pub mod mglru;
 mod pageout;
 pub mod policy;
 pub mod tlb_flush;
+mod vm_writeout;
 pub mod writeback_stall;
 
 pub use bailout::Bailout;
@@ -71,6 +72,10 @@ pub struct ReclaimState {
     pub writeback_sleeps: [u64; writeback_stall::WAIT_KINDS],
     /// Legacy memcg reclaimers' waits on a folio's writeback (§3.10 step 3(c)).
     pub folio_writeback_waits: u64,
+    /// Naps in 2.6.28's `throttle_vm_writeout` at the end of a zone pass (`vm_writeout.rs`):
+    /// direct reclaimers', and kswapd's.
+    pub vm_writeout_naps: u64,
+    pub kswapd_vm_writeout_naps: u64,
     /// The task a direct reclaim runs for (the kernel's `current` in reclaim); None for
     /// kswapd and other kernel threads.
     pub current: Option<u32>,
@@ -84,7 +89,7 @@ pub struct ReclaimState {
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
+        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
     }
 
     /// The policy, outside its own reclaim passes.
