@@ -255,12 +255,24 @@ fn a_xen_pv_guests_blkfront_disk_is_non_rotational_to_swap() {
     assert_eq!(load(&fill_verify("6.x", "zram"), &["machine.xen_pv=true"]).swap_devices[0].params.queue_nonrot, None);
     let stated = load(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true", "swap.0.params.queue_nonrot=false"]);
     assert_eq!(stated.swap_devices[0].params.queue_nonrot, Some(false));
+    // One blkfront request is one ring slot of at most 11 one-page segments (before 3.11's
+    // indirect descriptors); a stated limit wins, and brd keeps its own.
+    assert_eq!(xen.swap_devices[0].params.max_request_pages, 11);
+    assert_eq!(xen.file_device_params.max_request_pages, 11);
+    assert_eq!(load(&fill_verify("2.6.32", "hdd"), &[]).swap_devices[0].params.max_request_pages, 128);
+    assert_eq!(load(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true", "swap.0.params.max_request_pages=64"]).swap_devices[0].params.max_request_pages, 64);
+    assert_eq!(load(&fill_verify("6.x", "hdd"), &["machine.xen_pv=true"]).swap_devices[0].params.max_request_pages, 128);
+    assert_eq!(brd.swap_devices[0].params.max_request_pages, load(&fill_verify("2.6.32", "ramdisk"), &[]).swap_devices[0].params.max_request_pages);
     // SWP_SOLIDSTATE moves 2.6.32's slot search to its cursor (swap/scan_map.rs): the run on
     // the guest's disk is not the run on a rotational queue.
     let a = run_checked(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true"]);
     let b = run_checked(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true", "swap.0.params.queue_nonrot=false"]);
     assert_ne!(a.elapsed_ns, b.elapsed_ns);
     assert_eq!(a.tasks[0].verify_errors, 0);
+    // The 11-segment requests: the same swap-outs take more requests than with the
+    // disk's own 128-page limit.
+    let big = run_checked(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true", "swap.0.params.max_request_pages=128"]);
+    assert!(a.devices[0].requests > big.devices[0].requests, "{} vs {} requests", a.devices[0].requests, big.devices[0].requests);
 }
 
 /// A PV guest's page faults enter Xen first and are bounced to the guest kernel: each costs

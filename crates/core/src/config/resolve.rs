@@ -151,7 +151,7 @@ fn resolve_devices(cfg: &Config, profile: Profile, at: At) -> Result<(DevicePara
     if profile <= Profile::V3_14 && file_device_params.scheduler == "deadline" {
         file_device_params.scheduler = "cfq".into();
     }
-    xen_pv_blkfront_queue(m, &mut file_device_params);
+    xen_pv_blkfront_queue(m, profile, &mut file_device_params, &toml::Table::new());
     let mut swap_devices = Vec::new();
     for (i, s) in cfg.swap.iter().enumerate() {
         let mut params = device_with_overrides(&s.device, &s.params).map_err(|e| match e {
@@ -166,7 +166,7 @@ fn resolve_devices(cfg: &Config, profile: Profile, at: At) -> Result<(DevicePara
             // 2.6.32's brd_alloc did not set QUEUE_FLAG_NONROT: swap saw a disk.
             params.queue_nonrot = Some(false);
         }
-        xen_pv_blkfront_queue(m, &mut params);
+        xen_pv_blkfront_queue(m, profile, &mut params, &s.params);
         if s.size.pages() < 2 {
             return Err(at(&format!("swap.{i}.size"), "a swap device needs at least 2 pages (slot 0 holds the header)".into()));
         }
@@ -195,9 +195,24 @@ fn resolve_devices(cfg: &Config, profile: Profile, at: At) -> Result<(DevicePara
 /// Devices inside the guest are not blkfront: brd, zram and pmem are synchronous (they run in
 /// the submitter's context, `DeviceParams::synchronous`). A flag stated in the device's own
 /// parameters wins.
-fn xen_pv_blkfront_queue(m: &Machine, params: &mut DeviceParams) {
-    if m.xen_pv && !params.synchronous && params.queue_nonrot.is_none() {
+///
+/// A blkfront request is one ring slot of at most `BLKIF_MAX_SEGMENTS_PER_REQUEST` (11)
+/// segments of at most a page each (`xlvbd_init_blk_queue`: `blk_queue_max_phys_segments` and
+/// `blk_queue_max_hw_segments` 11, `blk_queue_max_segment_size(PAGE_SIZE)`, segment boundary
+/// `PAGE_SIZE - 1`; include/xen/interface/io/blkif.h "carefully chosen so that
+/// sizeof(blkif_ring_t) <= PAGE_SIZE"), so the block layer merges at most 11 pages into one
+/// request. Indirect descriptors (3.11) lifted the limit where the backend offers them; the
+/// later profiles keep the device's own limit. A limit stated in the device's parameters wins.
+fn xen_pv_blkfront_queue(m: &Machine, profile: Profile, params: &mut DeviceParams, stated: &toml::Table) {
+    const BLKIF_MAX_SEGMENTS_PER_REQUEST: u32 = 11;
+    if !m.xen_pv || params.synchronous {
+        return;
+    }
+    if params.queue_nonrot.is_none() {
         params.queue_nonrot = Some(true);
+    }
+    if profile == Profile::V2_6_28 && !stated.contains_key("max_request_pages") {
+        params.max_request_pages = params.max_request_pages.min(BLKIF_MAX_SEGMENTS_PER_REQUEST);
     }
 }
 
