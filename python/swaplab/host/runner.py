@@ -676,7 +676,10 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     # flushes that sent them have no counter (nr_tlb_remote_flush needs
                     # CONFIG_DEBUG_TLBFLUSH), nor have arm64's broadcast invalidations.
                     "tlb_shootdowns": None, "tlb_ipis": _tlb_ipis(disks0, disks1),
-                    "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None, "tlb_broadcast_waits": None},
+                    "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None, "tlb_broadcast_waits": None,
+                    # The refault path's memcg statistics flushes (5.15-5.17): no counter.
+                    "memcg_refault_flushes": None, "memcg_refault_flush_skipped": None,
+                    "memcg_refault_flush_s": None},
     }
 
 
@@ -805,5 +808,6 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                    "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
                                    "tlb_shootdowns": None, "tlb_ipis": None,
                                    "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None,
-                                   "tlb_broadcast_waits": None},
+                                   "tlb_broadcast_waits": None, "memcg_refault_flushes": None,
+                                   "memcg_refault_flush_skipped": None, "memcg_refault_flush_s": None},
     }

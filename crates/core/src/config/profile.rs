@@ -42,9 +42,52 @@ pub fn era_2_6_32(profile: &str) -> bool {
 /// flushes whenever more than `MEMCG_CHARGE_BATCH` updates per online CPU are pending: a view
 /// some hundred pages behind at most, which the model takes as exact. "6.x" is the newest era.
 pub fn reclaim_stats_ratelimited(profile: &str) -> bool {
-    match profile.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()) {
-        Some(minor) => minor >= 12,
-        None => true,
+    at_least(profile, (6, 12))
+}
+
+/// The kernel version a profile string names, `(major, minor)`: "5.17" is (5, 17); `None` for
+/// the era names ("6.x", "6", "modern", "4.x", ...), which stand for the newest kernel of their
+/// era.
+pub fn version(profile: &str) -> Option<(u32, u32)> {
+    let (major, minor) = profile.split_once('.')?;
+    let major = major.parse::<u32>().ok()?;
+    let minor = minor.parse::<u32>().ok()?;
+    Some((major, minor))
+}
+
+/// Is the 6.x-family `profile` at least version `v`? An era name ("6.x", "modern") is the
+/// newest kernel, so it is. Only meaningful for profiles that parse to [`Profile::V6`].
+fn at_least(profile: &str, v: (u32, u32)) -> bool {
+    version(profile).is_none_or(|p| p >= v)
+}
+
+/// What `workingset_refault` does with the memory cgroup statistics before it reads the
+/// workingset size (mm/workingset.c, mm/memcontrol.c; reclaim/rstat_flush.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefaultFlush {
+    /// 5.15 (1f828223b799, "memcg: flush lruvec stats in the refault", 5.15-rc3): a
+    /// synchronous `mem_cgroup_flush_stats()` at every refault, skipped only while another
+    /// CPU's flush holds `stats_flush_lock` (trylock).
+    Always,
+    /// 5.16-5.17: the same call, which flushes only once the pending updates pass the
+    /// threshold (11192d9c124d "memcg: flush stats only if updated", 5.16: while
+    /// `stats_flush_threshold` exceeds `num_online_cpus()`, counted in `MEMCG_CHARGE_BATCH`
+    /// units; 5b3be698a872 "memcg: better bounds on the memcg stats updates", 5.17-rc1: the
+    /// units are the updates' absolute values).
+    Threshold,
+    /// 5.18+ (9b3016154c91, "memcg: sync flush only if periodic flush is delayed", 5.18-rc4):
+    /// `mem_cgroup_flush_stats_delayed()`, which flushes only when the periodic flusher is late
+    /// by a whole period; the model's view is the periodic flusher's (classic/flushed.rs).
+    /// Also every profile before 5.15, whose refault read the counters unflushed.
+    Periodic,
+}
+
+/// The refault's statistics flush of `profile` (a 6.x-family profile: 5.15 .. 5.19, 6.N, 6.x).
+pub fn refault_flush(profile: &str) -> RefaultFlush {
+    match version(profile) {
+        Some((5, 15)) => RefaultFlush::Always,
+        Some((5, 16..=17)) => RefaultFlush::Threshold,
+        _ => RefaultFlush::Periodic,
     }
 }
 
@@ -54,7 +97,7 @@ pub fn reclaim_stats_ratelimited(profile: &str) -> bool {
 /// reclaim clears is flushed and waited for at once (reclaim/tlb_flush.rs). "6.x" is the
 /// newest era.
 pub fn arm64_batched_unmap_flush(profile: &str) -> bool {
-    Profile::parse(profile) == Some(Profile::V6) && profile.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()).is_none_or(|minor| minor >= 5)
+    Profile::parse(profile) == Some(Profile::V6) && at_least(profile, (6, 5))
 }
 
 /// Does a read fault map a swapped-in page its task alone owns writable (`profile` is the
@@ -65,7 +108,7 @@ pub fn arm64_batched_unmap_flush(profile: &str) -> bool {
 /// mapped it with `vm_page_prot`, read-only, so the first store takes a write-protect fault.
 /// "6.x" is the newest era.
 pub fn swapin_read_fault_maps_writable(profile: &str) -> bool {
-    Profile::parse(profile) == Some(Profile::V6) && profile.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()).is_none_or(|minor| minor >= 11)
+    Profile::parse(profile) == Some(Profile::V6) && at_least(profile, (6, 11))
 }
 
 impl Profile {
@@ -76,8 +119,13 @@ impl Profile {
             "4.14" | "4.x" | "5.x" => Profile::V4_14,
             "6.x" | "6" | "modern" => Profile::V6,
             // 6.1 .. 6.19: the classic model is the same; MGLRU reads the minor version.
-            v if v.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()).map_or(false, |m| (1..=19).contains(&m)) => Profile::V6,
-            _ => return None,
+            // 5.15 .. 5.19 (seed 004's 5.17-rc2): the modern era's classic LRU (cost-based
+            // balancing 5.8, anon workingset 5.9) with the rules whose version differs read
+            // from the string ([`refault_flush`], [`reclaim_stats_ratelimited`], ...).
+            v => match version(v) {
+                Some((6, 1..=19)) | Some((5, 15..=19)) => Profile::V6,
+                _ => return None,
+            },
         })
     }
 }
@@ -86,3 +134,33 @@ pub const READAHEAD_POLICIES: [&str; 7] = ["auto", "none", "fixed", "fixed-run",
 pub const BAILOUT_POLICIES: [&str; 5] = ["auto", "none", "rvr", "kosaki", "proportional"];
 pub use crate::reclaim::policy::RECLAIM_POLICIES;
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// "5.17" is the modern era's classic LRU with 5.17's own rules: the refault's threshold
+    /// flush, exact scan statistics, the 6.1 swap-in mapping and the old swap allocator.
+    #[test]
+    fn a_5_x_profile_is_the_modern_era_with_its_own_version_rules() {
+        assert_eq!(Profile::parse("5.17"), Some(Profile::V6));
+        assert_eq!(Profile::parse("5.14"), None, "before 5.15 the model has no profile of its own");
+        assert_eq!(Profile::parse("5.x"), Some(Profile::V4_14));
+        assert_eq!(version("5.17"), Some((5, 17)));
+        assert_eq!(version("6.x"), None);
+        assert!(!reclaim_stats_ratelimited("5.17"));
+        assert!(!swapin_read_fault_maps_writable("5.17"));
+        assert!(!arm64_batched_unmap_flush("5.17"));
+        assert!(reclaim_stats_ratelimited("6.x") && reclaim_stats_ratelimited("6.12") && !reclaim_stats_ratelimited("6.11"));
+    }
+
+    #[test]
+    fn the_refault_flushes_synchronously_from_5_15_to_5_17_only() {
+        assert_eq!(refault_flush("5.15"), RefaultFlush::Always);
+        assert_eq!(refault_flush("5.16"), RefaultFlush::Threshold);
+        assert_eq!(refault_flush("5.17"), RefaultFlush::Threshold);
+        for p in ["5.18", "6.1", "6.x", "4.14"] {
+            assert_eq!(refault_flush(p), RefaultFlush::Periodic, "{p}");
+        }
+    }
+}

@@ -32,7 +32,7 @@ pub(super) fn resolve(mut cfg: Config, at: At) -> Result<Resolved, ConfigError> 
     super::fork::resolve_forks(&mut cfg.tasks).map_err(|(key, msg)| at(&key, msg))?;
     super::shared_file::check_shared_files(&cfg.tasks).map_err(|(key, msg)| at(&key, msg))?;
     let profile = Profile::parse(&cfg.kernel.profile)
-        .ok_or_else(|| at("kernel.profile", format!("unknown kernel profile {:?} (expected \"2.6.28\", \"2.6.32\", \"3.14\", \"4.14\" or \"6.x\")", cfg.kernel.profile)))?;
+        .ok_or_else(|| at("kernel.profile", format!("unknown kernel profile {:?} (expected \"2.6.28\", \"2.6.32\", \"3.14\", \"4.14\", \"5.15\" .. \"5.19\", \"6.1\" .. \"6.19\" or \"6.x\")", cfg.kernel.profile)))?;
     let (ratio, background) = default_dirty_ratios(profile, &cfg.kernel.profile);
     cfg.kernel.dirty_ratio.get_or_insert(ratio);
     cfg.kernel.dirty_background_ratio.get_or_insert(background);
@@ -68,6 +68,9 @@ fn check_machine(cfg: &Config, profile: Profile, at: At) -> Result<(), ConfigErr
     let m = &cfg.machine;
     if m.cpus == 0 || m.cpus > 1024 {
         return Err(at("machine.cpus", format!("expected 1..=1024 CPUs, got {}", m.cpus)));
+    }
+    if let Some(online) = m.online_cpus.filter(|&o| o < m.cpus || o > 1024) {
+        return Err(at("machine.online_cpus", format!("expected machine.cpus ({})..=1024 CPUs, got {online}", m.cpus)));
     }
     if m.ram.pages() == 0 {
         return Err(at("machine.ram", "RAM must be at least one page".into()));
@@ -128,7 +131,7 @@ fn check_kernel(k: &Kernel, at: At) -> Result<(), ConfigError> {
         return Err(at("kernel.lru_gen_enabled", format!("expected capability bits 0x0..=0x7, got {:#x}", k.lru_gen_enabled)));
     }
     if k.reclaim == "mglru" {
-        if Profile::parse(&k.profile) != Some(Profile::V6) {
+        if Profile::parse(&k.profile) != Some(Profile::V6) || super::version(&k.profile).is_some_and(|v| v < (6, 1)) {
             return Err(at("kernel.reclaim", format!("MGLRU was merged in 6.1: kernel.profile {:?} has no multi-generational LRU (use 6.x)", k.profile)));
         }
         if k.lru_gen_enabled & 0x1 == 0 {

@@ -113,6 +113,12 @@ fn default_file_device() -> String {
 pub struct Machine {
     #[serde(default = "default_cpus")]
     pub cpus: u32,
+    /// CPUs the kernel has online, when more than the `cpus` the workload runs on (a process
+    /// bound to one NUMA node of a larger machine): what `num_online_cpus()` and
+    /// `for_each_possible_cpu` count in the memory cgroup statistics flush
+    /// (reclaim/rstat_flush.rs). Default: `cpus`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub online_cpus: Option<u32>,
     /// Physical memory.
     pub ram: Size,
     /// Memory the kernel itself holds (text, slab, page tables, other processes): never
@@ -426,6 +432,21 @@ pub struct Costs {
     /// the final dsb()", i.e. ~300 ns per page (the run was 0.89 s shorter with batching,
     /// ~350 ns per page): 300 ns.
     pub tlb_broadcast_flush_ns: u64,
+    /// 5.15-5.17's synchronous memory cgroup statistics flush (reclaim/rstat_flush.rs): the
+    /// time `cgroup_rstat_flush_locked` holds one CPU's `cgroup_rstat_cpu_lock` while it pops
+    /// that CPU's updated cgroups and folds their per-CPU counters
+    /// (`mem_cgroup_css_rstat_flush`: every memcg stat, event and per-node lruvec stat), for a
+    /// CPU with updates pending. Source: Waiman Long, "cgroup/rstat: Reduce cpu_lock hold time
+    /// in cgroup_rstat_flush_locked()" (v4 cover letter, linux-kernel, 2023-11-06), the hold
+    /// times before the series (the per-CPU loop 5.17 has) measured over a parallel kernel
+    /// build on a two-socket x86-64 server: 15.6 M holds, 63% in 1-5 us, 29% in 5-10 us,
+    /// mean 4.5 us by the bins' midpoints: 4,500 ns.
+    pub memcg_rstat_flush_cpu_ns: u64,
+    /// The same walk's cost for a CPU with nothing pending: its lock taken and its empty
+    /// updated list read, lines that CPU owns. Estimate: one cross-socket cache-line transfer
+    /// on a two-socket Skylake-SP, commonly ~150-200 ns (the bin below 1 us in the source of
+    /// `memcg_rstat_flush_cpu_ns` holds 5% of its holds): 200 ns.
+    pub memcg_rstat_flush_idle_cpu_ns: u64,
     /// Reclaim: freeing one page (remove from the cache, shadow store, free).
     pub free_page_ns: u64,
     /// Allocating one swap slot.
@@ -543,6 +564,8 @@ impl Default for Costs {
             tlb_shootdown_per_cpu_ns: 100,
             tlb_ipi_receive_ns: 1_500,
             tlb_broadcast_flush_ns: 300,
+            memcg_rstat_flush_cpu_ns: 4_500,
+            memcg_rstat_flush_idle_cpu_ns: 200,
             free_page_ns: 100,
             swap_alloc_ns: 100,
             alloc_page_ns: 100,

@@ -364,6 +364,9 @@ impl Sim {
 
     /// `workingset_refault` with whether it happens inside a page fault (`read()` is not).
     pub(crate) fn refault_in(&mut self, f: u32, shadow: u32, anon: bool, in_fault: bool) {
+        if self.refault_flush_stats() {
+            self.reclaim.policy().stats_flushed(&self.stats.vm);
+        }
         let swap_free = self.swap.free_pages();
         let restored = self.stats.vm.workingset_restore_anon + self.stats.vm.workingset_restore_file;
         let ctx = RefaultCtx { frames: &mut self.mem.frames, vm: &mut self.stats.vm, swap_free, in_fault, now: self.now };

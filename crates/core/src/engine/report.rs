@@ -164,6 +164,9 @@ impl Sim {
                 tlb_shootdown_initiator_s: self.reclaim.tlb.stats.initiator_ns as f64 / 1e9,
                 tlb_ipi_receive_s: self.reclaim.tlb.stats.receiver_ns as f64 / 1e9,
                 tlb_broadcast_waits: self.reclaim.tlb.stats.broadcast_waits,
+                memcg_refault_flushes: self.reclaim.rstat.stats.flushes,
+                memcg_refault_flush_skipped: self.reclaim.rstat.stats.skipped_busy,
+                memcg_refault_flush_s: self.reclaim.rstat.stats.flush_ns as f64 / 1e9,
             },
             store: (self.swap.store.name() != "none").then(|| StoreResult {
                 name: self.swap.store.name(),

@@ -36,11 +36,15 @@ pub struct Lrus {
     head: [u32; 4],
     tail: [u32; 4],
     pub len: [u64; 4],
+    /// Folios added to or removed from a list, ever: each is an `update_lru_size` of the
+    /// lruvec's NR_LRU_BASE counters, a memory cgroup statistics update
+    /// (reclaim/rstat_flush.rs).
+    pub moves: u64,
 }
 
 impl Default for Lrus {
     fn default() -> Self {
-        Lrus { head: [NONE; 4], tail: [NONE; 4], len: [0; 4] }
+        Lrus { head: [NONE; 4], tail: [NONE; 4], len: [0; 4], moves: 0 }
     }
 }
 
@@ -104,6 +108,7 @@ impl Lrus {
         }
         self.head[li] = f;
         self.len[li] += 1;
+        self.moves += 1;
     }
 
     pub fn add_tail(&mut self, frames: &mut [Frame], f: u32, l: LruList) {
@@ -123,6 +128,7 @@ impl Lrus {
         }
         self.tail[li] = f;
         self.len[li] += 1;
+        self.moves += 1;
     }
 
     pub fn remove(&mut self, frames: &mut [Frame], f: u32) {
@@ -144,6 +150,7 @@ impl Lrus {
         fr.next = NONE;
         fr.flags &= !PG_LRU;
         self.len[li] -= 1;
+        self.moves += 1;
     }
 }
 

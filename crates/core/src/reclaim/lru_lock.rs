@@ -215,6 +215,8 @@ impl Sim {
     /// pays the spin and the hand-off.
     pub(crate) fn lru_pagevec_add(&mut self) {
         let Some((_, cpu)) = self.reclaim.lru_lock.running else { return };
+        // The folio was charged and counted on this CPU (memcg_rstat_updated).
+        self.reclaim.rstat.note_cpu(cpu);
         if !self.lru_lock_shared() {
             return;
         }

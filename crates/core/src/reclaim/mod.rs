@@ -23,6 +23,7 @@ pub mod lru_lock;
 pub mod mglru;
 mod pageout;
 pub mod policy;
+pub mod rstat_flush;
 pub mod tlb_flush;
 mod vm_writeout;
 pub mod writeback_stall;
@@ -85,11 +86,16 @@ pub struct ReclaimState {
     pub lru_lock: lru_lock::LruLock,
     /// The reclaimer's pending TLB flush and the shootdowns sent (`tlb_flush.rs`).
     pub tlb: tlb_flush::TlbBatch,
+    /// 5.15-5.17's statistics flush in the classic LRU's refault path (`rstat_flush.rs`).
+    pub rstat: rstat_flush::RstatFlush,
 }
 
 impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
-        ReclaimState { policy: Some(policy::build(&cfg.config.kernel.reclaim, cfg)), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
+        let policy = policy::build(&cfg.config.kernel.reclaim, cfg);
+        let m = &cfg.config.machine;
+        let rstat = rstat_flush::RstatFlush::new(policy.refault_flush(), m.cpus, m.online_cpus);
+        ReclaimState { policy: Some(policy), rstat, kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
     }
 
     /// The policy, outside its own reclaim passes.

@@ -85,6 +85,20 @@ pub trait LruPolicy {
     fn refault_notes_cost(&self) -> bool {
         false
     }
+    /// What `refault` does with the memory cgroup statistics first (5.15-5.17's classic
+    /// `mem_cgroup_flush_stats()`, reclaim/rstat_flush.rs); MGLRU's `lru_gen_refault` returns
+    /// before that call.
+    fn refault_flush(&self) -> crate::config::RefaultFlush {
+        crate::config::RefaultFlush::Periodic
+    }
+    /// Folios ever added to or taken off the policy's lists (memory cgroup statistics
+    /// updates, reclaim/rstat_flush.rs); 0 for a policy whose refault does not flush.
+    fn lru_moves(&self) -> u64 {
+        0
+    }
+    /// The memory cgroup statistics were just flushed: what the policy reads of them
+    /// is exact until the next updates.
+    fn stats_flushed(&mut self, _vm: &VmStat) {}
     /// `folio_rotate_reclaimable`: writeback of a folio marked for reclaim ended; put it where
     /// reclaim finds it next.
     fn rotate_reclaimable(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat);

@@ -184,6 +184,12 @@ pub struct Summary {
     /// arm64 (`machine.arch`): the reclaimers' waits for broadcast TLB invalidations, which
     /// interrupt no CPU; their time is in `tlb_shootdown_initiator_s`.
     pub tlb_broadcast_waits: u64,
+    /// 5.15-5.17's memory cgroup statistics flushes in the classic LRU's refault path
+    /// (reclaim/rstat_flush.rs): flushes, refaults that skipped one because another CPU was
+    /// flushing, and the flushing tasks' CPU time. No host counter gives these.
+    pub memcg_refault_flushes: u64,
+    pub memcg_refault_flush_skipped: u64,
+    pub memcg_refault_flush_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]

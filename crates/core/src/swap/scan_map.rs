@@ -51,15 +51,15 @@ pub enum AllocEra {
 }
 
 impl AllocEra {
-    /// From the profile and its `kernel.profile` string ("6.N" with N <= 10 is the old
-    /// allocator; "6.x" the current one).
+    /// From the profile and its `kernel.profile` string ("5.N" and "6.N" with N <= 10 are the
+    /// old allocator; "6.x" the current one).
     pub fn of(profile: Profile, name: &str) -> AllocEra {
         match profile {
             Profile::V2_6_28 => AllocEra::ScanMap { after_2_6_28: name != "2.6.28" && name != "2.6" },
             Profile::V3_14 => AllocEra::PerCpuCluster,
             Profile::V4_14 => AllocEra::SlotsCache,
-            Profile::V6 => match name.strip_prefix("6.").and_then(|m| m.parse::<u32>().ok()) {
-                Some(m) if m <= 10 => AllocEra::SlotsCache,
+            Profile::V6 => match crate::config::version(name) {
+                Some(v) if v <= (6, 10) => AllocEra::SlotsCache,
                 _ => AllocEra::Clusters,
             },
         }
@@ -324,6 +324,7 @@ pub(super) mod tests {
         assert_eq!(AllocEra::of(Profile::V2_6_28, "2.6.32"), AllocEra::ScanMap { after_2_6_28: true });
         assert_eq!(AllocEra::of(Profile::V3_14, "3.14"), AllocEra::PerCpuCluster);
         assert_eq!(AllocEra::of(Profile::V4_14, "4.14"), AllocEra::SlotsCache);
+        assert_eq!(AllocEra::of(Profile::V6, "5.17"), AllocEra::SlotsCache);
         assert_eq!(AllocEra::of(Profile::V6, "6.1"), AllocEra::SlotsCache);
         assert_eq!(AllocEra::of(Profile::V6, "6.10"), AllocEra::SlotsCache);
         assert_eq!(AllocEra::of(Profile::V6, "6.12"), AllocEra::Clusters);

@@ -116,6 +116,13 @@ impl FlushedStats {
         self.schedule_read_after(now);
     }
 
+    /// A flush outside the periodic worker's and the reader's (5.15-5.17's refault,
+    /// reclaim/rstat_flush.rs): the view becomes the counters as they are.
+    pub fn flush_now(&mut self, activate: [u64; 2], lru: [u64; 4]) {
+        self.activate = activate;
+        self.lru = lru;
+    }
+
     pub fn size(&self, l: LruList) -> u64 {
         self.lru[l as usize]
     }

@@ -71,6 +71,8 @@ pub struct ClassicLru {
     /// ([`crate::config::reclaim_stats_ratelimited`]). The refault distance reads the flushed
     /// view in every 6.x era.
     scan_reads_flushed: bool,
+    /// 5.15-5.17: `workingset_refault` flushes the statistics first (reclaim/rstat_flush.rs).
+    refault_flush: crate::config::RefaultFlush,
 }
 
 impl ClassicLru {
@@ -101,6 +103,7 @@ impl ClassicLru {
                 FlushedStats::new(reader, cfg.config.seed)
             }),
             scan_reads_flushed: crate::config::reclaim_stats_ratelimited(&cfg.config.kernel.profile),
+            refault_flush: if profile >= Profile::V6 { crate::config::refault_flush(&cfg.config.kernel.profile) } else { crate::config::RefaultFlush::Periodic },
         }
     }
 
@@ -341,6 +344,21 @@ impl LruPolicy for ClassicLru {
 
     fn refault(&mut self, ctx: RefaultCtx<'_>, f: u32, shadow: u32, anon: bool) {
         self.workingset_refault(ctx, f, shadow, anon);
+    }
+
+    fn refault_flush(&self) -> crate::config::RefaultFlush {
+        self.refault_flush
+    }
+
+    fn lru_moves(&self) -> u64 {
+        self.lists.moves
+    }
+
+    fn stats_flushed(&mut self, vm: &VmStat) {
+        let lru = self.lists.len;
+        if let Some(fl) = &mut self.flushed {
+            fl.flush_now([vm.workingset_activate_anon, vm.workingset_activate_file], lru);
+        }
     }
 
     fn check(&self, frames: &[Frame]) -> Vec<String> {

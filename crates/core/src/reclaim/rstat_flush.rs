@@ -1,0 +1,219 @@
+//! 5.15-5.17: the memory cgroup statistics flush in the classic LRU's refault path.
+//!
+//! The kernel (mm/workingset.c `workingset_refault`, mm/memcontrol.c): before it compares a
+//! refault distance with the workingset size (kernel-algorithms.md §4.3), a refault of 5.15 to
+//! 5.18-rc3 calls `mem_cgroup_flush_stats()` (1f828223b799, "memcg: flush lruvec stats in the
+//! refault", 5.15-rc3), so that `lruvec_page_state` reads exact sizes. 9b3016154c91 ("memcg:
+//! sync flush only if periodic flush is delayed", 5.18-rc4) made it
+//! `mem_cgroup_flush_stats_delayed()` after Daniel Dao (Cloudflare) reported refault-heavy
+//! workloads slowed by it. MGLRU's `lru_gen_refault` returns before the call (the posting's
+//! patches and 6.1 alike), so only the classic LRU pays it.
+//!
+//! What a flush is (5.17):
+//! * Every memcg statistics update (`__mod_memcg_lruvec_state`, `__mod_memcg_state`,
+//!   `__count_memcg_events`) calls `memcg_rstat_updated(memcg, val)`: the cgroup goes on this
+//!   CPU's rstat updated list, and a per-CPU `stats_updates` grows by `abs(val)`; once above
+//!   `MEMCG_CHARGE_BATCH` (32 until 6.1) it adds `x / 32` to the global
+//!   `stats_flush_threshold` and restarts from 0 (5b3be698a872, "memcg: better bounds on the
+//!   memcg stats updates", 5.17-rc1; 5.16 counted calls, not values).
+//! * `mem_cgroup_flush_stats()` flushes only while `stats_flush_threshold >
+//!   num_online_cpus()` (11192d9c124d, 5.16; 5.15 flushed at every call): under
+//!   `spin_trylock_irqsave(&stats_flush_lock)`, so a CPU that finds another flushing skips
+//!   the flush and reads what is there; the flusher runs `cgroup_rstat_flush_irqsafe(root)`
+//!   with interrupts off, which for every possible CPU takes that CPU's
+//!   `cgroup_rstat_cpu_lock` and folds the per-CPU counters of each cgroup on its updated list
+//!   (`mem_cgroup_css_rstat_flush`), then sets the threshold back to 0.
+//!
+//! The model: the updates are counted where the model makes them (`memcg_stat_units`: LRU
+//! list moves, charges and uncharges with their page-state counters, and the vmstat events a
+//! memory cgroup counts too), one threshold step per 33 units (a CPU's count is folded once
+//! it passes 32 and its remainder dropped: 33 single-page updates per step). A flush costs the
+//! refaulting task `memcg_rstat_flush_cpu_ns` per CPU with updates pending (CPUs a task ran
+//! kernel work on since the last flush) and `memcg_rstat_flush_idle_cpu_ns` per other online
+//! CPU, and holds `stats_flush_lock` that long: refaults in the meantime skip. After a flush
+//! the classic LRU's view of its lruvec statistics is exact (classic/flushed.rs).
+//!
+//! Not modelled: the same flush in 5.16-6.11's `prepare_scan_control` (reclaim pays it; the
+//! model's scan heuristics read exact counters there, `config::reclaim_stats_ratelimited`),
+//! the periodic worker's flushes (every 2 s, not in a task), an updater spinning on a
+//! CPU's `cgroup_rstat_cpu_lock` while the flusher holds it, and the flush's cost growing
+//! with the number of cgroups (the source's per-CPU hold is of a machine with its usual few).
+
+use crate::config::RefaultFlush;
+use crate::engine::Sim;
+use crate::stats::VmStat;
+
+/// `MEMCG_CHARGE_BATCH` until 6.1 (include/linux/memcontrol.h; 64 since "memcg: increase
+/// MEMCG_CHARGE_BATCH to 64", 6.1).
+pub const MEMCG_CHARGE_BATCH: u64 = 32;
+
+/// Flushes done, flushes skipped because another was in progress, and their CPU time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RstatFlushStats {
+    /// `mem_cgroup_flush_stats` calls from the refault path.
+    pub calls: u64,
+    pub flushes: u64,
+    /// Calls over the threshold that found `stats_flush_lock` held.
+    pub skipped_busy: u64,
+    pub flush_ns: u64,
+}
+
+/// The flush's state: units counted at the last flush, the lock's holder until when, and the
+/// CPUs with updates pending.
+#[derive(Debug)]
+pub struct RstatFlush {
+    pub mode: RefaultFlush,
+    /// `num_online_cpus()`.
+    online_cpus: u64,
+    /// `memcg_stat_units` at the last flush.
+    base_units: u64,
+    /// `stats_flush_lock` is held until this time.
+    busy_until: u64,
+    /// CPUs whose rstat updated list is not empty.
+    updated: Vec<bool>,
+    pub stats: RstatFlushStats,
+}
+
+impl RstatFlush {
+    pub fn new(mode: RefaultFlush, cpus: u32, online_cpus: Option<u32>) -> RstatFlush {
+        RstatFlush { mode, online_cpus: online_cpus.unwrap_or(cpus) as u64, base_units: 0, busy_until: 0, updated: vec![false; cpus as usize], stats: RstatFlushStats::default() }
+    }
+
+    /// A task's kernel work on `cpu` updated memory cgroup statistics (`cgroup_rstat_updated`).
+    #[inline]
+    pub fn note_cpu(&mut self, cpu: usize) {
+        if let Some(u) = self.updated.get_mut(cpu) {
+            *u = true;
+        }
+    }
+
+    /// Would `mem_cgroup_flush_stats` flush with `units` counted so far?
+    /// `stats_flush_threshold > num_online_cpus()`, a step per `MEMCG_CHARGE_BATCH + 1` units.
+    fn over_threshold(&self, units: u64) -> bool {
+        match self.mode {
+            RefaultFlush::Always => true,
+            RefaultFlush::Threshold => (units - self.base_units) / (MEMCG_CHARGE_BATCH + 1) > self.online_cpus,
+            RefaultFlush::Periodic => false,
+        }
+    }
+
+    /// The refault's `mem_cgroup_flush_stats()` at clock `at` with `units` counted: the CPU
+    /// time the caller spends flushing (`Some`), or `None` when it does not flush (below the
+    /// threshold, or another CPU holds `stats_flush_lock`).
+    pub fn refault_flush(&mut self, at: u64, units: u64, cpu_ns: u64, idle_cpu_ns: u64) -> Option<u64> {
+        if self.mode == RefaultFlush::Periodic {
+            return None;
+        }
+        self.stats.calls += 1;
+        if !self.over_threshold(units) {
+            return None;
+        }
+        if at < self.busy_until {
+            self.stats.skipped_busy += 1;
+            return None;
+        }
+        let pending = self.updated.iter().filter(|&&u| u).count() as u64;
+        let idle = self.online_cpus - pending;
+        let ns = pending * cpu_ns + idle * idle_cpu_ns;
+        self.updated.iter_mut().for_each(|u| *u = false);
+        self.base_units = units;
+        self.busy_until = at + ns;
+        self.stats.flushes += 1;
+        self.stats.flush_ns += ns;
+        Some(ns)
+    }
+}
+
+/// Memory cgroup statistics updates the model has made, in `abs(val)` units as
+/// `memcg_rstat_updated` counts them (5.17): `lru_moves` folios added to or taken off an LRU
+/// list (`update_lru_size`); each page charged and uncharged, twice (its page-state counter,
+/// NR_FILE_PAGES / NR_ANON_MAPPED / NR_SHMEM, and the PGPGIN / PGPGOUT event of
+/// `mem_cgroup_charge_statistics` and `uncharge_batch`); and the events `memcg_vm_event_stat`
+/// counts per memory cgroup as well as in /proc/vmstat (faults, scans, steals, refills,
+/// (de)activations, and the WORKINGSET_* lruvec states). `pgscan_anon`/`_file` and
+/// `pgrotated` are node counters only.
+pub fn memcg_stat_units(vm: &VmStat, lru_moves: u64) -> u64 {
+    lru_moves
+        + 2 * (vm.pgalloc_normal + vm.pgfree)
+        + vm.pgfault
+        + vm.pgmajfault
+        + vm.pgscan_kswapd
+        + vm.pgscan_direct
+        + vm.pgsteal_kswapd
+        + vm.pgsteal_direct
+        + vm.pgrefill
+        + vm.pgactivate
+        + vm.pgdeactivate
+        + vm.workingset_refault_anon
+        + vm.workingset_refault_file
+        + vm.workingset_activate_anon
+        + vm.workingset_activate_file
+        + vm.workingset_restore_anon
+        + vm.workingset_restore_file
+}
+
+impl Sim {
+    /// `workingset_refault`'s `mem_cgroup_flush_stats()` (5.15-5.17, classic LRU): the running
+    /// task flushes at its clock when the updates pass the threshold and no other CPU is
+    /// flushing; the flush's CPU goes on its clock. True when it flushed (the policy's view
+    /// of the lruvec statistics is then exact).
+    pub(crate) fn refault_flush_stats(&mut self) -> bool {
+        if self.reclaim.rstat.mode == RefaultFlush::Periodic {
+            return false;
+        }
+        let Some((tid, cpu)) = self.reclaim.lru_lock.running else { return false };
+        self.reclaim.rstat.note_cpu(cpu);
+        let units = memcg_stat_units(&self.stats.vm, self.reclaim.policy_ref().lru_moves());
+        let at = self.tasks[tid as usize].clock;
+        let (cpu_ns, idle_ns) = (self.costs.memcg_rstat_flush_cpu_ns, self.costs.memcg_rstat_flush_idle_cpu_ns);
+        match self.reclaim.rstat.refault_flush(at, units, cpu_ns, idle_ns) {
+            Some(ns) => {
+                self.tasks[tid as usize].clock += ns;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flush(r: &mut RstatFlush, at: u64, units: u64) -> Option<u64> {
+        r.refault_flush(at, units, 4_500, 200)
+    }
+
+    /// 5.16-5.17: no flush until the updates pass num_online_cpus() steps of 33 units; then
+    /// one, and the count starts again from there.
+    #[test]
+    fn a_refault_flushes_only_past_the_threshold_of_online_cpus_batches() {
+        let mut r = RstatFlush::new(RefaultFlush::Threshold, 2, Some(4));
+        r.note_cpu(0);
+        assert_eq!(flush(&mut r, 0, 5 * 33 - 1), None, "4 steps are not above 4 online CPUs");
+        assert_eq!(flush(&mut r, 0, 5 * 33), Some(4_500 + 3 * 200), "one CPU with updates, three without");
+        assert_eq!(flush(&mut r, 10_000, 5 * 33 + 100), None, "the count restarted at the flush");
+        assert_eq!((r.stats.calls, r.stats.flushes), (3, 1));
+    }
+
+    /// `spin_trylock_irqsave(&stats_flush_lock)`: a refault while another CPU flushes skips.
+    #[test]
+    fn a_refault_during_another_flush_skips_it() {
+        let mut r = RstatFlush::new(RefaultFlush::Always, 2, None);
+        r.note_cpu(0);
+        r.note_cpu(1);
+        assert_eq!(flush(&mut r, 1_000, 0), Some(9_000));
+        assert_eq!(flush(&mut r, 9_999, 0), None, "the first flush holds the lock until 10,000");
+        assert_eq!(r.stats.skipped_busy, 1);
+        assert_eq!(flush(&mut r, 10_000, 0), Some(400), "no CPU has updates pending now");
+    }
+
+    /// 5.18+ and every other era: the refault does not flush.
+    #[test]
+    fn the_periodic_era_never_flushes_in_the_refault() {
+        let mut r = RstatFlush::new(RefaultFlush::Periodic, 2, None);
+        r.note_cpu(0);
+        assert_eq!(flush(&mut r, 0, u64::MAX / 2), None);
+        assert_eq!(r.stats, RstatFlushStats::default());
+    }
+}
