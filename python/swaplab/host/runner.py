@@ -679,7 +679,7 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None, "tlb_broadcast_waits": None,
                     # The refault path's memcg statistics flushes (5.15-5.17): no counter.
                     "memcg_refault_flushes": None, "memcg_refault_flush_skipped": None,
-                    "memcg_refault_flush_s": None},
+                    "memcg_refault_flush_s": None, "memcg_rstat_updater_spin_s": None},
     }
 
 
@@ -809,5 +809,6 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                    "tlb_shootdowns": None, "tlb_ipis": None,
                                    "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None,
                                    "tlb_broadcast_waits": None, "memcg_refault_flushes": None,
-                                   "memcg_refault_flush_skipped": None, "memcg_refault_flush_s": None},
+                                   "memcg_refault_flush_skipped": None, "memcg_refault_flush_s": None,
+                                   "memcg_rstat_updater_spin_s": None},
     }

@@ -167,6 +167,7 @@ impl Sim {
                 memcg_refault_flushes: self.reclaim.rstat.stats.flushes,
                 memcg_refault_flush_skipped: self.reclaim.rstat.stats.skipped_busy,
                 memcg_refault_flush_s: self.reclaim.rstat.stats.flush_ns as f64 / 1e9,
+                memcg_rstat_updater_spin_s: self.reclaim.rstat.stats.updater_spin_ns as f64 / 1e9,
             },
             store: (self.swap.store.name() != "none").then(|| StoreResult {
                 name: self.swap.store.name(),

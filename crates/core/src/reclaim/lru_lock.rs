@@ -214,9 +214,9 @@ impl Sim {
     /// `folio_activate`); a full vector is drained under `lru_lock` at the task's clock, which
     /// pays the spin and the hand-off.
     pub(crate) fn lru_pagevec_add(&mut self) {
-        let Some((_, cpu)) = self.reclaim.lru_lock.running else { return };
         // The folio was charged and counted on this CPU (memcg_rstat_updated).
-        self.reclaim.rstat.note_cpu(cpu);
+        self.rstat_updated();
+        let Some((_, cpu)) = self.reclaim.lru_lock.running else { return };
         if !self.lru_lock_shared() {
             return;
         }

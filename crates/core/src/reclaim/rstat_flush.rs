@@ -33,11 +33,23 @@
 //! CPU, and holds `stats_flush_lock` that long: refaults in the meantime skip. After a flush
 //! the classic LRU's view of its lruvec statistics is exact (classic/flushed.rs).
 //!
+//! The flusher holds each CPU's `cgroup_rstat_cpu_lock` in turn (CPUs with updates in CPU
+//! order, `memcg_rstat_flush_cpu_ns` each; a CPU with none is skipped without its lock by the
+//! speculative `updated_next` test). Popping a cgroup off a CPU's updated list clears its
+//! `updated_next`, so the next statistics update on that CPU misses `cgroup_rstat_updated`'s
+//! already-on-list fast path and takes the same lock: a task that updates a statistic while the
+//! flusher holds its CPU's lock spins until the flusher lets go (Waiman Long's series was
+//! written to shorten exactly this wait). The model charges that spin to the task at its
+//! first update on that CPU after the flush began (`note_cpu`), when its clock falls inside the
+//! CPU's hold.
+//!
 //! Not modelled: the same flush in 5.16-6.11's `prepare_scan_control` (reclaim pays it; the
 //! model's scan heuristics read exact counters there, `config::reclaim_stats_ratelimited`),
-//! the periodic worker's flushes (every 2 s, not in a task), an updater spinning on a
-//! CPU's `cgroup_rstat_cpu_lock` while the flusher holds it, and the flush's cost growing
-//! with the number of cgroups (the source's per-CPU hold is of a machine with its usual few).
+//! the periodic worker's flushes (every 2 s, not in a task), updates by kswapd and by I/O
+//! completions (no task of the model's runs them), a task whose clock had already passed its
+//! CPU's hold when the flush was processed (the model processes CPUs out of clock order), and
+//! the flush's cost growing with the number of cgroups (the source's per-CPU hold is of a
+//! machine with its usual few).
 
 use crate::config::RefaultFlush;
 use crate::engine::Sim;
@@ -56,6 +68,9 @@ pub struct RstatFlushStats {
     /// Calls over the threshold that found `stats_flush_lock` held.
     pub skipped_busy: u64,
     pub flush_ns: u64,
+    /// Tasks' spins on their CPU's `cgroup_rstat_cpu_lock` while a flush held it.
+    pub updater_spins: u64,
+    pub updater_spin_ns: u64,
 }
 
 /// The flush's state: units counted at the last flush, the lock's holder until when, and the
@@ -71,20 +86,42 @@ pub struct RstatFlush {
     busy_until: u64,
     /// CPUs whose rstat updated list is not empty.
     updated: Vec<bool>,
+    /// The last flush's hold of each CPU's `cgroup_rstat_cpu_lock`, `[start, end)` (empty for
+    /// CPUs it skipped and for the flusher's own).
+    holds: Vec<(u64, u64)>,
     pub stats: RstatFlushStats,
 }
 
 impl RstatFlush {
     pub fn new(mode: RefaultFlush, cpus: u32, online_cpus: Option<u32>) -> RstatFlush {
-        RstatFlush { mode, online_cpus: online_cpus.unwrap_or(cpus) as u64, base_units: 0, busy_until: 0, updated: vec![false; cpus as usize], stats: RstatFlushStats::default() }
+        let n = cpus as usize;
+        RstatFlush { mode, online_cpus: online_cpus.unwrap_or(cpus) as u64, base_units: 0, busy_until: 0, updated: vec![false; n], holds: vec![(0, 0); n], stats: RstatFlushStats::default() }
     }
 
-    /// A task's kernel work on `cpu` updated memory cgroup statistics (`cgroup_rstat_updated`).
+    /// A task's kernel work on `cpu` at clock `at` updated memory cgroup statistics
+    /// (`cgroup_rstat_updated`): the time it spins on the CPU's `cgroup_rstat_cpu_lock`, which
+    /// only its first update after a flush popped the CPU's list takes, and which is held while
+    /// the flush walks that CPU.
     #[inline]
-    pub fn note_cpu(&mut self, cpu: usize) {
-        if let Some(u) = self.updated.get_mut(cpu) {
-            *u = true;
+    pub fn note_cpu(&mut self, cpu: usize, at: u64) -> u64 {
+        let Some(u) = self.updated.get_mut(cpu) else { return 0 };
+        if *u {
+            return 0;
         }
+        let (start, end) = self.holds[cpu];
+        if at < start {
+            // The walk has not reached this CPU: its cgroup is still on the list (the fast
+            // path), and this update is flushed with the rest.
+            return 0;
+        }
+        *u = true;
+        self.holds[cpu] = (0, 0);
+        if at >= end {
+            return 0;
+        }
+        self.stats.updater_spins += 1;
+        self.stats.updater_spin_ns += end - at;
+        end - at
     }
 
     /// Would `mem_cgroup_flush_stats` flush with `units` counted so far?
@@ -100,7 +137,7 @@ impl RstatFlush {
     /// The refault's `mem_cgroup_flush_stats()` at clock `at` with `units` counted: the CPU
     /// time the caller spends flushing (`Some`), or `None` when it does not flush (below the
     /// threshold, or another CPU holds `stats_flush_lock`).
-    pub fn refault_flush(&mut self, at: u64, units: u64, cpu_ns: u64, idle_cpu_ns: u64) -> Option<u64> {
+    pub fn refault_flush(&mut self, me: usize, at: u64, units: u64, cpu_ns: u64, idle_cpu_ns: u64) -> Option<u64> {
         if self.mode == RefaultFlush::Periodic {
             return None;
         }
@@ -111,6 +148,18 @@ impl RstatFlush {
         if at < self.busy_until {
             self.stats.skipped_busy += 1;
             return None;
+        }
+        // The walk: each CPU with updates held in CPU order (its list popped as the hold
+        // begins), then the skipped ones. The flusher's own updates come after the flush.
+        let mut t = at;
+        for (cpu, hold) in self.holds.iter_mut().enumerate() {
+            *hold = (0, 0);
+            if self.updated[cpu] {
+                if cpu != me {
+                    *hold = (t, t + cpu_ns);
+                }
+                t += cpu_ns;
+            }
         }
         let pending = self.updated.iter().filter(|&&u| u).count() as u64;
         let idle = self.online_cpus - pending;
@@ -162,11 +211,11 @@ impl Sim {
             return false;
         }
         let Some((tid, cpu)) = self.reclaim.lru_lock.running else { return false };
-        self.reclaim.rstat.note_cpu(cpu);
+        self.rstat_updated();
         let units = memcg_stat_units(&self.stats.vm, self.reclaim.policy_ref().lru_moves());
         let at = self.tasks[tid as usize].clock;
         let (cpu_ns, idle_ns) = (self.costs.memcg_rstat_flush_cpu_ns, self.costs.memcg_rstat_flush_idle_cpu_ns);
-        match self.reclaim.rstat.refault_flush(at, units, cpu_ns, idle_ns) {
+        match self.reclaim.rstat.refault_flush(cpu, at, units, cpu_ns, idle_ns) {
             Some(ns) => {
                 self.tasks[tid as usize].clock += ns;
                 true
@@ -176,12 +225,25 @@ impl Sim {
     }
 }
 
+impl Sim {
+    /// The running task updated memory cgroup statistics (`cgroup_rstat_updated` on its CPU):
+    /// it spins at its clock while a flush holds the CPU's rstat lock.
+    pub(crate) fn rstat_updated(&mut self) {
+        if self.reclaim.rstat.mode == RefaultFlush::Periodic {
+            return;
+        }
+        let Some((tid, cpu)) = self.reclaim.lru_lock.running else { return };
+        let at = self.tasks[tid as usize].clock;
+        self.tasks[tid as usize].clock += self.reclaim.rstat.note_cpu(cpu, at);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn flush(r: &mut RstatFlush, at: u64, units: u64) -> Option<u64> {
-        r.refault_flush(at, units, 4_500, 200)
+        r.refault_flush(0, at, units, 4_500, 200)
     }
 
     /// 5.16-5.17: no flush until the updates pass num_online_cpus() steps of 33 units; then
@@ -189,7 +251,7 @@ mod tests {
     #[test]
     fn a_refault_flushes_only_past_the_threshold_of_online_cpus_batches() {
         let mut r = RstatFlush::new(RefaultFlush::Threshold, 2, Some(4));
-        r.note_cpu(0);
+        r.note_cpu(0, 0);
         assert_eq!(flush(&mut r, 0, 5 * 33 - 1), None, "4 steps are not above 4 online CPUs");
         assert_eq!(flush(&mut r, 0, 5 * 33), Some(4_500 + 3 * 200), "one CPU with updates, three without");
         assert_eq!(flush(&mut r, 10_000, 5 * 33 + 100), None, "the count restarted at the flush");
@@ -200,8 +262,8 @@ mod tests {
     #[test]
     fn a_refault_during_another_flush_skips_it() {
         let mut r = RstatFlush::new(RefaultFlush::Always, 2, None);
-        r.note_cpu(0);
-        r.note_cpu(1);
+        r.note_cpu(0, 0);
+        r.note_cpu(1, 0);
         assert_eq!(flush(&mut r, 1_000, 0), Some(9_000));
         assert_eq!(flush(&mut r, 9_999, 0), None, "the first flush holds the lock until 10,000");
         assert_eq!(r.stats.skipped_busy, 1);
@@ -212,8 +274,26 @@ mod tests {
     #[test]
     fn the_periodic_era_never_flushes_in_the_refault() {
         let mut r = RstatFlush::new(RefaultFlush::Periodic, 2, None);
-        r.note_cpu(0);
+        r.note_cpu(0, 0);
         assert_eq!(flush(&mut r, 0, u64::MAX / 2), None);
         assert_eq!(r.stats, RstatFlushStats::default());
+    }
+
+    /// The flusher walks the CPUs with updates in order, holding each one's lock 4.5 us; a
+    /// task on such a CPU whose first update comes inside that hold spins to its end; a later
+    /// update on the same CPU (its cgroup back on the list) or one outside the hold does not.
+    #[test]
+    fn a_task_updating_while_the_flush_holds_its_cpu_lock_spins_until_released() {
+        let mut r = RstatFlush::new(RefaultFlush::Always, 3, None);
+        for cpu in 0..3 {
+            r.note_cpu(cpu, 0);
+        }
+        assert_eq!(flush(&mut r, 1_000, 0), Some(13_500), "CPU 0 flushes; holds: CPU 1 [5,500, 10,000), CPU 2 [10,000, 14,500)");
+        assert_eq!(r.note_cpu(0, 2_000), 0, "the flusher's own CPU");
+        assert_eq!(r.note_cpu(1, 5_000), 0, "before the walk reaches CPU 1: still on its list");
+        assert_eq!(r.note_cpu(1, 6_000), 4_000, "the first update after the pop takes the held lock");
+        assert_eq!(r.note_cpu(1, 7_000), 0, "back on the list: the fast path");
+        assert_eq!(r.note_cpu(2, 14_500), 0, "after the hold");
+        assert_eq!((r.stats.updater_spins, r.stats.updater_spin_ns), (1, 4_000));
     }
 }

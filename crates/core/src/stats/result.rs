@@ -190,6 +190,8 @@ pub struct Summary {
     pub memcg_refault_flushes: u64,
     pub memcg_refault_flush_skipped: u64,
     pub memcg_refault_flush_s: f64,
+    /// Tasks' spins on their CPU's `cgroup_rstat_cpu_lock` while such a flush held it.
+    pub memcg_rstat_updater_spin_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]
