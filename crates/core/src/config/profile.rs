@@ -111,6 +111,27 @@ pub fn swapin_read_fault_maps_writable(profile: &str) -> bool {
     Profile::parse(profile) == Some(Profile::V6) && at_least(profile, (6, 11))
 }
 
+/// `PAGEVEC_SIZE`, the folios a CPU's LRU batch (`lru_add_pvec`, `cpu_fbatches.lru_add`, the
+/// activate and rotate batches) holds before the CPU moves them all under `lru_lock`
+/// (`profile` is the `kernel.profile` string; reclaim/lru_add.rs):
+/// * 14 until 4.15 ("14 pointers + two long's align the pagevec structure to a power of two",
+///   include/linux/pagevec.h): the 2.6.28, 3.14 and 4.14 profiles;
+/// * 15 from Matthew Wilcox's "pagevec: Use unsigned char for nr" (after Mel Gorman removed
+///   the `cold` field, 4.15/4.16: "15 pointers + header align ..."): "5.x" and 6.1 .. 6.8;
+/// * 31 from 6.9 ("mm: increase folio batch size", Matthew Wilcox, March 2024, merged with
+///   "mm: make folios_put() the basis of release_pages()" for the will-it-scale regression it
+///   caused: "31 pointers + header align the folio_batch structure to a power of two").
+///   "6.x" is the newest era; "5.17" (seed 004's baselines) has 15.
+pub fn lru_batch_size(profile: &str) -> u32 {
+    match (Profile::parse(profile), version(profile)) {
+        (Some(Profile::V2_6_28 | Profile::V3_14), _) => 14,
+        (Some(Profile::V4_14), _) if profile == "5.x" => 15,
+        (Some(Profile::V4_14), _) => 14,
+        (_, Some(v)) if v < (6, 9) => 15,
+        _ => 31,
+    }
+}
+
 impl Profile {
     pub fn parse(s: &str) -> Option<Profile> {
         Some(match s {

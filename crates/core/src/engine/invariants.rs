@@ -59,6 +59,9 @@ impl Sim {
         for err in self.reclaim.policy_ref().check(&self.mem.frames) {
             e(err);
         }
+        for err in self.reclaim.lru_add.check(&self.mem.frames) {
+            e(err);
+        }
         // Swap references: count every swap entry in PTEs and shmem inodes.
         let mut refs: Vec<Vec<u32>> = self.swap.areas.iter().map(|s| vec![0; s.slots as usize]).collect();
         for (vi, v) in self.mem.vmas.iter().enumerate() {

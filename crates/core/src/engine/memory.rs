@@ -305,6 +305,7 @@ impl Sim {
     }
 
     pub(crate) fn free_frame(&mut self, f: u32) {
+        self.lru_add_forget(f);
         debug_assert!(!self.mem.frames[f as usize].has(PG_LRU));
         self.mem.frames[f as usize] = Frame::FREE;
         if self.mem.push_free(f) {
@@ -317,20 +318,25 @@ impl Sim {
         self.stats.vm.pgfree += 1;
     }
 
-    /// `folio_add_lru` (§1.8, §3.10): the policy places the folio by its flags.
+    /// `folio_add_lru` (§1.8, §3.10): through the CPU's LRU-add batch (reclaim/lru_add.rs);
+    /// the policy places the folio by its flags when the batch moves.
     pub(crate) fn lru_add(&mut self, f: u32) {
-        self.reclaim.policy().folio_add(&mut self.mem.frames, f);
-        self.lru_pagevec_add();
+        self.folio_add_lru(f, false);
     }
 
     /// `folio_add_lru` from `read()`/`write()`, outside a page fault.
     pub(crate) fn lru_add_outside_fault(&mut self, f: u32) {
-        self.reclaim.policy().folio_add_outside_fault(&mut self.mem.frames, f);
-        self.lru_pagevec_add();
+        self.folio_add_lru(f, true);
     }
 
     /// `folio_mark_accessed` (§3.10): an access through a file descriptor.
     pub(crate) fn mark_page_accessed(&mut self, f: u32) {
+        if self.mem.frames[f as usize].has(PG_LRU_BATCH) {
+            // Still in a CPU's LRU-add batch: `__lru_cache_activate_folio` (lru_add.rs).
+            let local = self.reclaim.lru_lock.running.is_some_and(|(_, cpu)| self.reclaim.lru_add.in_local(cpu, f));
+            self.reclaim.policy().mark_accessed_batched(&mut self.mem.frames, f, local, &mut self.stats.vm);
+            return;
+        }
         let activated = self.stats.vm.pgactivate;
         self.reclaim.policy().mark_accessed(&mut self.mem.frames, f, &mut self.stats.vm);
         if self.stats.vm.pgactivate != activated {

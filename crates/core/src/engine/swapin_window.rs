@@ -180,7 +180,11 @@ impl Sim {
             }
             w.cont.next += 1;
         }
-        self.end_window(tid, w, WindowEnd::Read)
+        let end = self.end_window(tid, w, WindowEnd::Read);
+        // A window of more than one page ends in lru_add_drain() ("Push any new pages onto
+        // the LRU now", every era); a one-page window skips it (reclaim/lru_add.rs).
+        self.lru_add_drain_running();
+        end
     }
 
     /// What position `pos` of the window holds: None for nothing to read, Some(None) for the

@@ -126,8 +126,12 @@ pub const PG_LOCKED: u32 = 1 << 9;
 pub const PG_LRU: u32 = 1 << 10;
 /// Allocated (not on the free list).
 pub const PG_INUSE: u32 = 1 << 11;
+/// In a CPU's LRU-add batch (`folio_add_lru` before the batch is moved): on no list yet, and
+/// not `PG_LRU`, so reclaim cannot isolate it (reclaim/lru_add.rs). The kernel has no such
+/// bit (the batch holds a reference to a !PG_lru folio); the model keeps one to find it.
+pub const PG_LRU_BATCH: u32 = 1 << 22;
 // bits 12..13: owner kind; bits 14..16: LRU list; bits 17..19 MGLRU gen, 20..21 tier (reserved);
-// bits 24..31: swap device of the swap-cache slot.
+// bit 22: PG_LRU_BATCH; bits 24..31: swap device of the swap-cache slot.
 pub const OWNER_SHIFT: u32 = 12;
 pub const OWNER_MASK: u32 = 3 << OWNER_SHIFT;
 pub const LIST_SHIFT: u32 = 14;

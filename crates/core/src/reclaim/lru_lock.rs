@@ -8,10 +8,11 @@
 //!   around `isolate_lru_pages` and again around `move_pages_to_lru`; MGLRU's `evict_folios`
 //!   around `isolate_folios` (which also sorts, i.e. moves, the folios it does not isolate)
 //!   and around the put-back;
-//! * the access path's per-CPU page vectors (`PAGEVEC_SIZE` 15, 14 before 4.16):
-//!   `folio_add_lru` (every new page-cache, anonymous or swapped-in folio) and, for the
-//!   classic LRU only,
-//!   `folio_activate` from `folio_mark_accessed` (the second access through a file
+//! * the access path's per-CPU page vectors (`PAGEVEC_SIZE` 14 / 15 / 31 by era,
+//!   [`crate::config::lru_batch_size`]): `folio_add_lru` (every new page-cache, anonymous
+//!   or swapped-in folio, reclaim/lru_add.rs: moved when full, for a large folio, or by
+//!   `lru_add_drain`, which reclaim takes in its own acquisition) and, for the classic LRU
+//!   only, `folio_activate` from `folio_mark_accessed` (the second access through a file
 //!   descriptor). A CPU takes the lock once per full vector (`pagevec_lru_move_fn`).
 //!   MGLRU's `folio_mark_accessed` only bumps the tier bits in `folio->flags` and takes no
 //!   lock (seed 004: "moving across tiers only involves operations on folio->flags");
@@ -51,21 +52,10 @@
 //! i_mmap rwsems (reader-shared in reclaim), and the cost a spinning CPU's line-polling adds
 //! to the holder.
 
-use crate::config::Profile;
 use crate::engine::Sim;
 use crate::reclaim::ScanControl;
 use crate::stats::CpuCategory;
 use std::collections::BTreeMap;
-
-/// `PAGEVEC_SIZE` (include/linux/pagevec.h): folios a CPU's vector holds before the CPU
-/// takes the lock to move them all. 14 ("14 pointers + two long's align the pagevec
-/// structure to a power of two") until Matthew Wilcox shrank the header (linux-mm, December
-/// 2017, 4.16: "15 pointers + header align ..."); 15 since. The model's 4.14 and older
-/// profiles have 14, 6.x 15. 6.5's larger
-/// `folio_batch` (31) is not modelled: the 6.x profile stands for 5.17 in seed 004.
-pub fn pagevec_size(profile: Profile) -> u32 {
-    if profile >= Profile::V6 { 15 } else { 14 }
-}
 
 /// Who holds or asks for the lock, for the cache-line hand-off: the task id (a running task
 /// stands for its CPU), `KSWAPD` for kswapd.
@@ -91,8 +81,8 @@ pub struct LruLock {
     /// Busy intervals `start -> end`, disjoint.
     busy: BTreeMap<u64, u64>,
     last_holder: Option<Holder>,
-    /// Folios waiting in each CPU's page vectors (add and activate together: both drain under
-    /// the same lock, each when full; one count is the same rate of acquisitions).
+    /// Folios waiting in each CPU's activate vector (`folio_activate`); the LRU-add batch,
+    /// whose folios are not on a list until it moves, is reclaim/lru_add.rs.
     pagevec: Vec<u32>,
     /// The user task whose kernel work runs now and the CPU it runs on (set by the scheduler
     /// around a user task's run): whose page vector a `folio_add_lru` fills and whose clock
@@ -210,18 +200,18 @@ impl Sim {
         sc.cost.charge(CpuCategory::LruLock, got.cpu_ns());
     }
 
-    /// A folio went into the running CPU's page vector (`folio_add_lru`, or the classic LRU's
+    /// A folio went into the running CPU's activate vector (the classic LRU's
     /// `folio_activate`); a full vector is drained under `lru_lock` at the task's clock, which
     /// pays the spin and the hand-off.
     pub(crate) fn lru_pagevec_add(&mut self) {
-        // The folio was charged and counted on this CPU (memcg_rstat_updated).
+        // The activation was counted on this CPU (memcg_rstat_updated).
         self.rstat_updated();
         let Some((_, cpu)) = self.reclaim.lru_lock.running else { return };
         if !self.lru_lock_shared() {
             return;
         }
         let cpus = self.sched.cpus.len();
-        let size = pagevec_size(self.profile);
+        let size = crate::config::lru_batch_size(&self.cfg.config.kernel.profile);
         if self.reclaim.lru_lock.pagevec_add(cpus, cpu, size) {
             self.lru_lock_in_access_path(size as u64);
         }

@@ -19,6 +19,7 @@ pub mod classic;
 mod direct;
 pub mod isolation;
 pub mod kswapd;
+pub mod lru_add;
 pub mod lru_lock;
 pub mod mglru;
 mod pageout;
@@ -84,6 +85,8 @@ pub struct ReclaimState {
     pub isolation: isolation::Isolation,
     /// The lruvec's `lru_lock` and the CPUs' page vectors (`lru_lock.rs`).
     pub lru_lock: lru_lock::LruLock,
+    /// The CPUs' LRU-add batches (`folio_add_lru`).
+    pub lru_add: lru_add::LruAddBatches,
     /// The reclaimer's pending TLB flush and the shootdowns sent (`tlb_flush.rs`).
     pub tlb: tlb_flush::TlbBatch,
     /// 5.15-5.17's statistics flush in the classic LRU's refault path (`rstat_flush.rs`).
@@ -95,7 +98,7 @@ impl ReclaimState {
         let policy = policy::build(&cfg.config.kernel.reclaim, cfg);
         let m = &cfg.config.machine;
         let rstat = rstat_flush::RstatFlush::new(policy.refault_flush(), m.cpus, m.online_cpus);
-        ReclaimState { policy: Some(policy), rstat, kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
+        ReclaimState { policy: Some(policy), rstat, kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
     }
 
     /// The policy, outside its own reclaim passes.
@@ -308,6 +311,8 @@ impl Sim {
     pub(crate) fn shrink_node(&mut self, sc: &mut ScanControl) {
         let before = sc.nr_reclaimed;
         sc.reset_node_counts();
+        // lru_add_drain() of shrink_{in,}active_list / lru_gen_shrink_node (lru_add.rs).
+        self.lru_add_drain_reclaim(sc);
         self.with_policy(|p, sim| p.shrink_node(sim, sc));
         // shrink_slab after the LRUs (shrink_node_memcgs, lru_gen's shrink_one): the one
         // shrinker the model has is zswap's. A pass asleep in too_many_isolated gets there when

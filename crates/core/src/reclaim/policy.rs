@@ -75,6 +75,11 @@ pub trait LruPolicy {
     fn folio_del(&mut self, frames: &mut [Frame], f: u32);
     /// `folio_mark_accessed`: an access through a file descriptor (read()/write()).
     fn mark_accessed(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat);
+    /// `folio_mark_accessed` of a folio still in a CPU's LRU-add batch (not `PG_LRU`);
+    /// `local`: in the running CPU's batch (reclaim/lru_add.rs). By default as any access.
+    fn mark_accessed_batched(&mut self, frames: &mut [Frame], f: u32, _local: bool, vm: &mut VmStat) {
+        self.mark_accessed(frames, f, vm)
+    }
     /// `activate_page` (`__activate_page`): an inactive folio on the lists moves to its active
     /// list, counted in `pgactivate` and as a rotation in the balance statistics; its
     /// PG_referenced is left as it was. Only the classic LRU's eras call it (4.8–5.8

@@ -282,6 +282,26 @@ impl LruPolicy for ClassicLru {
         self.age_nonresident(pages.len() as u64); // workingset_activation
     }
 
+    /// A batched folio (lru_add.rs): the second access marks it `PG_active` if it is in the
+    /// local batch, 3.11+ (`__lru_cache_activate_page`; it joins the active list when the
+    /// batch moves, no PGACTIVATE), and clears `PG_referenced` and ages the non-resident
+    /// clock (`workingset_activation`) either way; 2.6.28 leaves a batched folio referenced.
+    fn mark_accessed_batched(&mut self, frames: &mut [Frame], f: u32, local: bool, _vm: &mut VmStat) {
+        let fr = &mut frames[f as usize];
+        if !fr.has(PG_REFERENCED) {
+            fr.flags |= PG_REFERENCED;
+            return;
+        }
+        if fr.has(PG_ACTIVE) || self.profile == Profile::V2_6_28 {
+            return;
+        }
+        if local {
+            fr.flags |= PG_ACTIVE;
+        }
+        fr.flags &= !PG_REFERENCED;
+        self.age_nonresident(1);
+    }
+
     fn activate(&mut self, frames: &mut [Frame], f: u32, vm: &mut VmStat) {
         let fr = frames[f as usize];
         if !fr.has(PG_LRU) || fr.has(PG_ACTIVE) {
