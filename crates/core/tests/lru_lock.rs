@@ -60,7 +60,8 @@ fn only_the_classic_lru_takes_lru_lock_to_activate_a_folio_read_twice() {
         assert_eq!(v(res, "pgscan_file"), 0, "the files fit: no reclaim");
     }
     let added = |res: &swaplab_core::stats::result::SimResult| v(res, "pgalloc_normal");
-    let vec = 15;
+    // PAGEVEC_SIZE of the default profile ("6.x": 31 since 6.9, reclaim/lru_add.rs).
+    let vec = swaplab_core::config::lru_batch_size("6.x") as u64;
     // MGLRU: one drain per full vector of added folios, per CPU.
     assert!(mglru.summary.lru_lock_acquisitions <= added(&mglru) / vec + cpus as u64, "{} drains for {} adds", mglru.summary.lru_lock_acquisitions, added(&mglru));
     // Classic: its activations fill the vectors too.
