@@ -16,7 +16,9 @@
 //! drive's random-write rate and the reads started behind them wait for them.
 //!
 //! Requests that find every channel busy wait in the I/O scheduler: "none" serves them in
-//! arrival order; "deadline" (device/deadline.rs) merges them with adjacent queued requests
+//! arrival order, or, on a multi-queue device (`hw_queues` > 1, the NVMe preset), in the
+//! submission queue of the submitting CPU's hardware queue, the controller taking the next
+//! command from the non-empty queues in round robin (`Sqs`, below); "deadline" (device/deadline.rs) merges them with adjacent queued requests
 //! and dispatches like mq-deadline: in sector order, in batches, reads ahead of writes, a
 //! write batch after `writes_starved` read batches, the oldest request once its deadline
 //! passed; "cfq" (device/cfq.rs, the 2.6.28 and 3.x profiles' default for disks) keeps one
@@ -57,8 +59,9 @@ pub struct Device {
     next_write: u64,
     /// Rotational: the page just after the last request started (where the head goes).
     head: u64,
-    /// "none": waiting requests in arrival order.
-    fifo: VecDeque<Queued>,
+    /// "none": waiting requests in their hardware queue's submission queue, each in arrival
+    /// order (one queue unless `hw_queues` > 1).
+    sqs: Sqs,
     /// "deadline": waiting requests sorted, merged and batched (device/deadline.rs).
     deadline: Deadline,
     /// "cfq": per-process queues served in time slices (device/cfq.rs).
@@ -116,7 +119,7 @@ impl Device {
             media_free_at: 0,
             next_write: u64::MAX,
             head: 0,
-            fifo: VecDeque::new(),
+            sqs: Sqs::default(),
             deadline: Deadline::default(),
             cfq: Cfq::default(),
             writes_in_service: 0,
@@ -270,7 +273,7 @@ impl Device {
     }
 
     fn queued(&self) -> usize {
-        self.deadline.len() + self.cfq.len() + self.fifo.len()
+        self.deadline.len() + self.cfq.len() + self.sqs.len()
     }
 
     fn cfq_tunables(&self) -> CfqTunables {
@@ -292,12 +295,12 @@ impl Device {
     /// (its completion time), else queued, or merged into a queued request (whose token then
     /// carries its pages); a queued request is started by [`Device::complete`].
     pub fn submit(&mut self, now: u64, req: Request, token: u32) -> Submitted {
-        self.submit_for(now, req, token, None)
+        self.submit_for(now, req, token, None, 0)
     }
 
     /// [`Device::submit`] on behalf of task `owner` (a read's process, for CFQ's per-process
-    /// queues; None: no process, or a write).
-    pub fn submit_for(&mut self, now: u64, req: Request, token: u32, owner: Option<u32>) -> Submitted {
+    /// queues; None: no process, or a write) from CPU `cpu` (whose hardware queue it enters).
+    pub fn submit_for(&mut self, now: u64, req: Request, token: u32, owner: Option<u32>, cpu: u32) -> Submitted {
         let q = Queued { token, req, at: now };
         let cfq_owner = CfqOwner::Sync(owner.unwrap_or(u32::MAX));
         let free = self.busy_channels < self.params.parallelism;
@@ -315,7 +318,7 @@ impl Device {
             "deadline" => self.deadline.insert(&self.tunables(), q),
             "cfq" => self.cfq.insert(&self.cfq_tunables(), q, cfq_owner),
             _ => {
-                self.fifo.push_back(q);
+                self.sqs.push((cpu % self.params.hw_queues.max(1)) as usize, q);
                 Insert::Queued
             }
         };
@@ -344,7 +347,7 @@ impl Device {
                 self.cfq.completed(&t, now);
                 self.cfq.dispatch(&t, now)
             }
-            _ => self.fifo.pop_front(),
+            _ => self.sqs.arbitrate(self.params.arbitration_burst),
         };
         next.map(|q| (q.token, self.start(now, q.req, q.at)))
     }
@@ -428,6 +431,64 @@ impl Device {
     }
 }
 
+/// The submission queues of a multi-queue device (blk-mq "none" over NVMe) and the
+/// controller's arbitration among them.
+///
+/// blk-mq maps each CPU to a hardware context and the NVMe driver gives each one an I/O
+/// submission queue (4.x `nvme_setup_io_queues` asks for one per online CPU; `nvme_dev_add`
+/// makes `nr_hw_queues` of them, `queue_depth` 1023 tags each): a request goes into the
+/// queue of the CPU that submits it, in order. The controller fetches commands from its
+/// queues by round-robin arbitration (NVM Express 1.2 §4.11: every submission queue is
+/// treated with equal priority, and up to Arbitration Burst commands are taken from one queue
+/// per turn). So a read submitted where no write is queued waits for at most one burst of
+/// each other busy queue, not behind every write in the device, and the writes of one busy
+/// reclaimer do not hold up the commands of the others.
+///
+/// With one queue this is the single FIFO of a single-queue device (every preset but nvme).
+/// The model's channels stand for the commands the controller processes at once; a command
+/// waiting for one is one fetched later, which is where the arbitration decides the order.
+#[derive(Clone, Debug, Default)]
+struct Sqs {
+    queues: Vec<VecDeque<Queued>>,
+    /// The queue the last command came from.
+    turn: usize,
+    /// Commands taken from `turn` in its current burst.
+    burst: u32,
+}
+
+impl Sqs {
+    fn push(&mut self, queue: usize, q: Queued) {
+        if self.queues.len() <= queue {
+            self.queues.resize_with(queue + 1, VecDeque::new);
+        }
+        self.queues[queue].push_back(q);
+    }
+
+    fn len(&self) -> usize {
+        self.queues.iter().map(VecDeque::len).sum()
+    }
+
+    /// The next command the controller takes: more of the current queue's burst of at most
+    /// `burst` commands, else the first non-empty queue after it in round-robin order.
+    fn arbitrate(&mut self, burst: u32) -> Option<Queued> {
+        let n = self.queues.len();
+        if self.burst > 0 && self.burst < burst.max(1) {
+            if let Some(q) = self.queues[self.turn].pop_front() {
+                self.burst += 1;
+                return Some(q);
+            }
+        }
+        for i in 1..=n {
+            let k = (self.turn + i) % n;
+            if let Some(q) = self.queues[k].pop_front() {
+                (self.turn, self.burst) = (k, 1);
+                return Some(q);
+            }
+        }
+        None
+    }
+}
+
 /// The block layer's plug: pages submitted in one batch are merged into requests when they
 /// are contiguous on the device and in the same direction (a back-merge), up to the device's
 /// maximum request size. Pages keep their submission order; nothing is sorted, as a plug
@@ -438,6 +499,8 @@ pub struct Plug {
     /// The task whose reads these are (CFQ queues a process's reads apart); None: a kernel
     /// thread's or a reclaimer's writes.
     pub owner: Option<u32>,
+    /// The CPU that submits them (a multi-queue device queues them in its hardware queue).
+    pub cpu: u32,
 }
 
 impl Plug {
@@ -525,6 +588,38 @@ mod tests {
         nvme.submit(1, w, 2);
         nvme.submit(2, r, 3);
         assert_eq!(nvme.complete(t, true).map(|x| x.0), Some(2));
+    }
+
+    /// Guards the NVMe controller's round-robin arbitration among the hardware queues' submission
+    /// queues: a read submitted on one CPU while another CPU's writes wait for the device is the
+    /// next command taken, not the last; with one queue (the legacy single FIFO) it waits behind
+    /// every write. Two CPUs' writes alternate.
+    #[test]
+    fn nvme_round_robin_serves_each_cpus_submission_queue_in_turn() {
+        let order = |hw_queues: u32, burst: u32| {
+            let mut nvme = Device::new("nvme", DeviceParams::preset("nvme").unwrap(), 1 << 20, Rng::new(1));
+            (nvme.params.parallelism, nvme.params.hw_queues, nvme.params.arbitration_burst) = (1, hw_queues, burst);
+            let w = |i: u64| Request { start: 1000 * i, pages: 8, write: true };
+            let Submitted::Started(mut t) = nvme.submit_for(0, w(0), 0, None, 0) else { panic!() };
+            for i in 1..=4u32 {
+                assert_eq!(nvme.submit_for(1, w(i as u64), i, None, 0), Submitted::Queued);
+                assert_eq!(nvme.submit_for(1, w(10 + i as u64), 10 + i, None, 2), Submitted::Queued);
+            }
+            let read = Request { start: 99_999, pages: 1, write: false };
+            assert_eq!(nvme.submit_for(2, read, 99, Some(7), 1), Submitted::Queued);
+            let mut served = vec![];
+            while let Some((tok, done)) = nvme.complete(t, tok_is_write(&served)) {
+                served.push(tok);
+                t = done;
+            }
+            served
+        };
+        fn tok_is_write(served: &[u32]) -> bool {
+            served.last() != Some(&99)
+        }
+        assert_eq!(order(32, 1), vec![99, 11, 1, 12, 2, 13, 3, 14, 4], "one command per queue per turn");
+        assert_eq!(order(32, 2), vec![99, 11, 12, 1, 2, 13, 14, 3, 4], "bursts of two");
+        assert_eq!(order(1, 1), vec![1, 11, 2, 12, 3, 13, 4, 14, 99], "one queue: arrival order");
     }
 
     /// Submit `reqs` at time 0 and serve them to the end, each channel taking the next waiting

@@ -216,7 +216,7 @@ impl Sim {
             return self.submit_plug_sync(dev, plug);
         }
         let mut cost = CpuCost::default();
-        let owner = plug.owner;
+        let (owner, cpu) = (plug.owner, plug.cpu);
         for (req, frames) in plug.requests {
             let id = match self.io.free_ids.pop() {
                 Some(id) => {
@@ -235,7 +235,7 @@ impl Sim {
             }
             let device = self.device_mut(dev);
             cost.add(&device.block_layer_cost());
-            match device.submit_for(at + cost.total(), req, id, owner) {
+            match device.submit_for(at + cost.total(), req, id, owner, cpu) {
                 Submitted::Started(done) => self.push(done, Ev::IoDone(id)),
                 Submitted::Queued => {}
                 Submitted::Merged(into) => {

@@ -106,25 +106,28 @@ impl Sim {
         // (`submit_window_reads`): a window the store served submits nothing.
         self.tasks[tid as usize].clock += self.costs.swapin_fault_cpu() + self.costs.swapin_page_cpu_ns;
         let cont = ReadaheadCont { window, next, dev, slot, v, fault_vpn };
-        let plugs = self.window_plugs(tid);
+        let plugs = self.window_plugs(tid, cpu);
         self.read_window(tid, cpu, WindowRead { cont, target: Some(target), held: None, store_cpu: 0, plugs })
     }
 
     /// A task that slept in its window's allocation woke and retried its fault: read the rest.
     pub(crate) fn resume_readahead(&mut self, tid: u32, cpu: usize, cont: ReadaheadCont) -> WindowEnd {
-        let plugs = self.window_plugs(tid);
+        let plugs = self.window_plugs(tid, cpu);
         self.read_window(tid, cpu, WindowRead { cont, target: None, held: None, store_cpu: 0, plugs })
     }
 
-    /// Empty plugs for task `tid`'s window: the last window's, given back by `end_window`.
-    fn window_plugs(&mut self, tid: u32) -> SwapPlugs {
-        match self.io.spare_read_plugs.take() {
+    /// Empty plugs for task `tid`'s window on `cpu`: the last window's, given back by
+    /// `end_window`.
+    fn window_plugs(&mut self, tid: u32, cpu: usize) -> SwapPlugs {
+        let mut plugs = match self.io.spare_read_plugs.take() {
             Some(mut plugs) => {
                 plugs.set_owner(tid);
                 plugs
             }
             None => SwapPlugs::for_task(self.swap.areas.len(), tid),
-        }
+        };
+        plugs.set_cpu(cpu as u32);
+        plugs
     }
 
     /// The policy's window for this fault (updating its state).

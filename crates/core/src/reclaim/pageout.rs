@@ -73,7 +73,10 @@ impl Sim {
     pub(crate) fn shrink_folio_list(&mut self, policy: &mut dyn LruPolicy, folios: Vec<u32>, sc: &mut ScanControl) -> FolioListResult {
         let mut out = FolioListResult::default();
         let cost = CpuCost::of(Cat::LruOps, folios.len() as u64 * self.costs.scan_page_ns);
-        let mut batch = Batch { swap: SwapPlugs::new(self.swap.areas.len()), file: Plug::default(), cost, pageout: 0 };
+        let mut swap = SwapPlugs::new(self.swap.areas.len());
+        swap.set_cpu(sc.cpu as u32);
+        let file = Plug { cpu: sc.cpu as u32, ..Plug::default() };
+        let mut batch = Batch { swap, file, cost, pageout: 0 };
         let before = (sc.nr_dirty, sc.nr_congested, sc.nr_writeback, sc.nr_immediate);
         let unqueued_dirty = self.count_dirty_writeback(&folios, sc);
         let mut i = 0;

@@ -57,6 +57,13 @@ impl SwapPlugs {
         }
     }
 
+    /// The submitting CPU (a multi-queue device queues the requests in its hardware queue).
+    pub fn set_cpu(&mut self, cpu: u32) {
+        for p in &mut self.plugs {
+            p.cpu = cpu;
+        }
+    }
+
     /// Nothing plugged on any area.
     pub fn is_empty(&self) -> bool {
         self.plugs.iter().all(Plug::is_empty)
@@ -75,7 +82,7 @@ impl SwapPlugs {
         let mut cpu = CpuCost::default();
         for (d, plug) in self.plugs.iter_mut().enumerate() {
             if !plug.is_empty() {
-                let batch = Plug { requests: std::mem::take(&mut plug.requests), owner: plug.owner };
+                let batch = Plug { requests: std::mem::take(&mut plug.requests), owner: plug.owner, cpu: plug.cpu };
                 let c = sim.submit_plug_by_category(DevRef::Swap(d), batch, at + cpu.total());
                 cpu.add(&c);
             }
