@@ -275,6 +275,30 @@ fn a_xen_pv_guests_blkfront_disk_is_non_rotational_to_swap() {
     assert!(a.devices[0].requests > big.devices[0].requests, "{} vs {} requests", a.devices[0].requests, big.devices[0].requests);
 }
 
+/// A blkfront ring holds 32 requests (`BLK_RING_SIZE`, one page of `blkif` slots): the guest's
+/// disk driver takes what CFQ dispatches until the ring is full, so requests wait there, out of
+/// the elevator's reach, in the order CFQ let them go; brd has no request queue and bare metal
+/// keeps the device's own depth; a stated depth wins. 2.6.32's CFQ has `low_latency` on.
+/// Swap-in reads then wait behind the writes already in the ring: on the fill-and-verify run
+/// each read takes longer than with a driver of the disk's own depth.
+#[test]
+fn a_xen_pv_guests_blkfront_ring_holds_32_requests_that_cfq_no_longer_reorders() {
+    let xen = load(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true"]);
+    assert_eq!(xen.swap_devices[0].params.queue_depth, Some(32));
+    assert_eq!(xen.file_device_params.queue_depth, Some(32));
+    assert!(xen.swap_devices[0].params.cfq_low_latency, "2.6.32: cfq_latency = 1");
+    assert_eq!(load(&fill_verify("2.6.32", "hdd"), &[]).swap_devices[0].params.queue_depth, None, "bare metal");
+    assert_eq!(load(&fill_verify("2.6.32", "ramdisk"), &["machine.xen_pv=true"]).swap_devices[0].params.queue_depth, None, "brd: make_request, no queue");
+    assert_eq!(load(&fill_verify("2.6.32", "hdd"), &["machine.xen_pv=true", "swap.0.params.queue_depth=4"]).swap_devices[0].params.queue_depth, Some(4));
+    assert!(!load(&fill_verify("2.6.28", "hdd"), &[]).swap_devices[0].params.cfq_low_latency, "low_latency came with 2.6.32");
+    let per_read_ns = |res: &swaplab_core::stats::result::SimResult| res.devices[0].read_ticks_ns / res.devices[0].reads.max(1);
+    let text = include_str!("../../../experiments/workloads/fill-verify.toml");
+    let ring = run_checked(text, &["swap.0.device=\"hdd\""]);
+    let shallow = run_checked(text, &["swap.0.device=\"hdd\"", "swap.0.params.queue_depth=1"]);
+    assert!(per_read_ns(&ring) > per_read_ns(&shallow), "per read: ring {} ns, depth 1 {} ns", per_read_ns(&ring), per_read_ns(&shallow));
+    assert_eq!(ring.tasks[0].verify_errors, 0);
+}
+
 /// A PV guest's page faults enter Xen first and are bounced to the guest kernel: each costs
 /// `costs.xen_fault_bounce_ns` on the faulting CPU, once per fault, and nothing on bare metal.
 #[test]

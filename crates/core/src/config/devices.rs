@@ -39,10 +39,12 @@ pub fn device_with_overrides(preset: &str, overrides: &toml::Table) -> Result<De
     Ok(params)
 }
 
-/// Parameters a serialized preset may lack, with their TOML type: the driver's flag and the
-/// measured access-time tables (device/service.rs).
-const OPTIONAL: [(&str, &str); 6] = [
+/// Parameters a serialized preset may lack, with their TOML type: the driver's flag, depth and
+/// CFQ's 2.6.32 low_latency, and the measured access-time tables (device/service.rs).
+const OPTIONAL: [(&str, &str); 8] = [
     ("queue_nonrot", "boolean"),
+    ("queue_depth", "integer"),
+    ("cfq_low_latency", "boolean"),
     ("read_access", "table"),
     ("write_access", "table"),
     ("read_access_writing", "table"),

@@ -154,6 +154,7 @@ fn resolve_devices(cfg: &Config, profile: Profile, at: At) -> Result<(DevicePara
     if profile <= Profile::V3_14 && file_device_params.scheduler == "deadline" {
         file_device_params.scheduler = "cfq".into();
     }
+    file_device_params.cfq_low_latency |= era_2_6_32(&cfg.kernel.profile) && file_device_params.scheduler == "cfq";
     xen_pv_blkfront_queue(m, profile, &mut file_device_params, &toml::Table::new());
     let mut swap_devices = Vec::new();
     for (i, s) in cfg.swap.iter().enumerate() {
@@ -164,6 +165,10 @@ fn resolve_devices(cfg: &Config, profile: Profile, at: At) -> Result<(DevicePara
         if profile <= Profile::V3_14 && params.scheduler == "deadline" && !s.params.contains_key("scheduler") {
             // CFQ was the default elevator from 2.6.18 to the end of the single-queue layer.
             params.scheduler = "cfq".into();
+        }
+        if era_2_6_32(&cfg.kernel.profile) && params.scheduler == "cfq" && !s.params.contains_key("cfq_low_latency") {
+            // 2.6.32 added CFQ's low_latency, on by default (cfq_init_queue: cfq_latency = 1).
+            params.cfq_low_latency = true;
         }
         if era_2_6_32(&cfg.kernel.profile) && s.device == "ramdisk" && params.queue_nonrot.is_none() {
             // 2.6.32's brd_alloc did not set QUEUE_FLAG_NONROT: swap saw a disk.
@@ -206,13 +211,26 @@ fn resolve_devices(cfg: &Config, profile: Profile, at: At) -> Result<(DevicePara
 /// sizeof(blkif_ring_t) <= PAGE_SIZE"), so the block layer merges at most 11 pages into one
 /// request. Indirect descriptors (3.11) lifted the limit where the backend offers them; the
 /// later profiles keep the device's own limit. A limit stated in the device's parameters wins.
+///
+/// The ring has `BLK_RING_SIZE` = `__RING_SIZE(struct blkif_sring *, PAGE_SIZE)` slots: the
+/// largest power of two of 112-byte `blkif` request/response slots that fits a 4 KiB page
+/// after the ring header, 32 (xen-blkfront.c of the same tree; `do_blkif_request` moves
+/// requests from the elevator to the ring until `RING_FULL`, then stops the queue until a
+/// response frees a slot). So the guest's driver holds up to 32 requests that the elevator can
+/// no longer reorder (`DeviceParams::queue_depth`), whatever the backend's disk serves at once;
+/// multi-page rings (`max_ring_page_order`, 4.x) are not the default. A depth stated in the
+/// device's parameters wins.
 fn xen_pv_blkfront_queue(m: &Machine, profile: Profile, params: &mut DeviceParams, stated: &toml::Table) {
     const BLKIF_MAX_SEGMENTS_PER_REQUEST: u32 = 11;
+    const BLK_RING_SIZE: u32 = 32;
     if !m.xen_pv || params.synchronous {
         return;
     }
     if params.queue_nonrot.is_none() {
         params.queue_nonrot = Some(true);
+    }
+    if !stated.contains_key("queue_depth") {
+        params.queue_depth = Some(BLK_RING_SIZE.max(params.parallelism));
     }
     if profile == Profile::V2_6_28 && !stated.contains_key("max_request_pages") {
         params.max_request_pages = params.max_request_pages.min(BLKIF_MAX_SEGMENTS_PER_REQUEST);

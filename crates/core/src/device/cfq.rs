@@ -38,10 +38,19 @@
 //! Slices: a queue's slice starts when its first request completes (`cfq_slice_new`,
 //! `cfq_set_prio_slice` in `cfq_completed_request`), not when it is selected.
 //!
+//! A driver deeper than the device (`CfqTunables::driver_queue`: a Xen guest's blkfront ring
+//! of 32) takes requests whenever it has room, so CFQ's dispatch limits bind there
+//! (`cfq_may_dispatch`: `quantum`, no write dispatched while a read is in the driver, reads of
+//! an idling process wait for the writes in the driver to drain, 2.6.32's `low_latency`
+//! write ramp) and `hw_tag` is CFQ's own estimate (`cfq_update_hw_tag`: 1 at start, then
+//! whether the driver held 5 or more requests during the last 51 loaded completions); a
+//! non-rotational queue is idled for only while it is 0. Every other device takes one request
+//! per free channel, where these rules never bind, and keeps `hw_tag` = more than one channel.
+//!
 //! Simplifications: one priority level (every task best-effort 4, so every slice has its base
-//! length); no `quantum` limit (the devices that take CFQ here serve one request at a time,
-//! and CFQ hands the driver one request per completion instead of moving up to `cfq_quantum` =
-//! 4 of the active queue's into the dispatch list at once); the next request is the best by
+//! length); CFQ hands the driver one request at a time as it has room instead of moving up to
+//! `quantum` into the dispatch list at once (the same requests, the same order); an
+//! asynchronous slice is not cut after `cfq_prio_to_maxrq` (16) dispatches; the next request is the best by
 //! `cfq_choose_req` among all of the queue's, not the kernel's incrementally kept `next_rq`;
 //! think time in nanoseconds, not jiffies (`CFQ_MIN_TT` is 2 ms, where `msecs_to_jiffies(2)`
 //! is one tick at HZ 250); a request arriving for the idling queue is dispatched at once (the
@@ -78,8 +87,22 @@ pub struct CfqTunables {
     pub back_max_pages: u64,
     pub back_penalty: u64,
     /// `cfqd->hw_tag`: the device queues commands (more than one request in the driver); a
-    /// seeky process then gets no idle window at all.
+    /// seeky process then gets no idle window at all. With `driver_queue` it is CFQ's own
+    /// estimate instead (starting at 1, [`Cfq::hw_tag`]).
     pub hw_tag: bool,
+    /// The driver holds more requests than the device serves (`DeviceParams::queue_depth`):
+    /// CFQ then limits what it dispatches (`cfq_may_dispatch`, `quantum`, `low_latency`), keeps
+    /// the active queue while its dispatched requests have not completed, estimates `hw_tag`
+    /// from the driver's depth (`cfq_update_hw_tag`) and never idles on a non-rotational queue
+    /// while `hw_tag` is 1 (`cfq_arm_slice_timer`). Without it the driver takes one request
+    /// per free channel and these rules cannot bind (the driver is empty at every dispatch).
+    pub driver_queue: bool,
+    /// `QUEUE_FLAG_NONROT` (only read with `driver_queue`).
+    pub nonrot: bool,
+    /// `cfq_quantum` (4 in 2.6.2x).
+    pub quantum: u32,
+    /// `cfqd->cfq_latency` (2.6.32's `low_latency`).
+    pub low_latency: bool,
 }
 
 impl CfqTunables {
@@ -97,6 +120,10 @@ impl CfqTunables {
         back_max_pages: 16 * 1024 / 4,
         back_penalty: 2,
         hw_tag: false,
+        driver_queue: false,
+        nonrot: false,
+        quantum: 4,
+        low_latency: false,
     };
 }
 
@@ -106,6 +133,11 @@ const SAMPLE_VALID: u64 = 80;
 const SEEKY_SECTORS: u64 = 8 * 1024;
 /// 512-byte sectors per 4 KiB page (the seek statistics count sectors).
 const SECTORS_PER_PAGE: u64 = 8;
+/// `CFQ_HW_QUEUE_MIN`: a completion is an `hw_tag` sample when more than this many requests
+/// are queued or in the driver, and `hw_tag` is 1 when the driver held at least this many.
+const HW_QUEUE_MIN: usize = 5;
+/// `cfq_update_hw_tag` decides after this many samples (`hw_tag_samples++ < 50`: the 51st).
+const HW_TAG_SAMPLES: u32 = 50;
 
 #[derive(Clone, Debug)]
 struct CfqQueue {
@@ -159,6 +191,14 @@ pub struct Cfq {
     /// The queue of each request in the driver, in start order (a device with one link
     /// completes them in that order): `rq_in_driver` and which process a completion was for.
     in_driver: VecDeque<usize>,
+    /// `hw_tag` estimated 0 (`cfq_init_queue` starts it at 1 in 2.6.28-2.6.32); only with
+    /// `driver_queue`.
+    hw_tag_off: bool,
+    /// `hw_tag_samples`, `rq_in_driver_peak`.
+    hw_tag_samples: u32,
+    in_driver_peak: usize,
+    /// `cfqd->last_end_sync_rq`: the last synchronous completion (0 at `cfq_init_queue`).
+    last_end_sync: u64,
 }
 
 impl Cfq {
@@ -222,10 +262,18 @@ impl Cfq {
         loop {
             if let Some(a) = self.active {
                 if now < self.slice_end && !self.queues[a].fifo.is_empty() {
+                    if t.driver_queue && !self.may_dispatch(t, a, now) {
+                        return None;
+                    }
                     return Some(self.take(t, a, now));
                 }
                 if now < self.slice_end && self.idle_until.is_some_and(|u| now < u) {
                     return None; // waiting for the process's next request
+                }
+                // cfq_select_queue: an emptied queue that idles keeps the disk while its
+                // dispatched requests are in flight.
+                if t.driver_queue && now < self.slice_end && self.queues[a].idle_window && self.dispatched(a) > 0 {
+                    return None;
                 }
                 self.idle_until = None;
                 self.active = None;
@@ -274,6 +322,7 @@ impl Cfq {
     /// think time (`cfq_update_io_thinktime`), seek distance (`cfq_update_io_seektime`) and
     /// idle window (`cfq_update_idle_window`).
     fn enqueued(&mut self, t: &CfqTunables, i: usize, q: &Queued) {
+        let hw_tag = self.hw_tag(t);
         let c = &mut self.queues[i];
         let (CfqOwner::Sync(_), Some(end)) = (c.owner, c.last_end) else { return };
         let ttime = q.at.saturating_sub(end).min(2 * t.slice_idle_ns);
@@ -288,7 +337,7 @@ impl Cfq {
         c.seek_total = (7 * c.seek_total + 256 * sdist) / 8;
         c.seek_mean = (c.seek_total + c.seek_samples / 2) / c.seek_samples;
         c.last_request_pos = sector + q.req.pages as u64 * SECTORS_PER_PAGE;
-        if t.slice_idle_ns == 0 || (t.hw_tag && c.seek_mean > SEEKY_SECTORS) {
+        if t.slice_idle_ns == 0 || (hw_tag && c.seek_mean > SEEKY_SECTORS) {
             c.idle_window = false;
         } else if c.ttime_samples > SAMPLE_VALID {
             c.idle_window = c.ttime_mean <= t.slice_idle_ns;
@@ -326,16 +375,24 @@ impl Cfq {
     /// in the driver, idles (`cfq_arm_slice_timer`): `slice_idle`, or `CFQ_MIN_TT` for a seeky
     /// process.
     pub fn completed(&mut self, t: &CfqTunables, now: u64) {
+        if t.driver_queue {
+            self.update_hw_tag();
+        }
         let Some(i) = self.in_driver.pop_front() else { return };
         let sync = matches!(self.queues[i].owner, CfqOwner::Sync(_));
         if sync {
             self.queues[i].last_end = Some(now);
+            self.last_end_sync = now;
         }
         if self.active == Some(i) && self.slice_new {
             self.slice_new = false;
             self.slice_end = now + if sync { t.slice_sync_ns } else { t.slice_async_ns };
         }
         if self.active != Some(i) || !sync || !self.queues[i].fifo.is_empty() || !self.in_driver.is_empty() || t.slice_idle_ns == 0 {
+            return;
+        }
+        // cfq_arm_slice_timer: no idling on a non-rotational queue that queues commands.
+        if t.driver_queue && t.nonrot && self.hw_tag(t) {
             return;
         }
         let q = &self.queues[i];
@@ -347,6 +404,71 @@ impl Cfq {
         let until = now + idle;
         self.idle_until = Some(until);
         self.armed = Some(until);
+    }
+
+    /// `cfqd->hw_tag` as CFQ sees it now.
+    pub fn hw_tag(&self, t: &CfqTunables) -> bool {
+        if t.driver_queue {
+            !self.hw_tag_off
+        } else {
+            t.hw_tag
+        }
+    }
+
+    /// Requests of queue `a` dispatched and not completed (`cfqq->dispatched`).
+    fn dispatched(&self, a: usize) -> u32 {
+        self.in_driver.iter().filter(|&&x| x == a).count() as u32
+    }
+
+    /// `cfq_update_hw_tag` (2.6.28-2.6.32), at each completion before it is counted: the
+    /// deepest the driver was, and after 51 completions that found more than
+    /// `CFQ_HW_QUEUE_MIN` requests queued or in the driver, `hw_tag` = that depth reached 5.
+    fn update_hw_tag(&mut self) {
+        let in_driver = self.in_driver.len();
+        self.in_driver_peak = self.in_driver_peak.max(in_driver);
+        if self.len() <= HW_QUEUE_MIN && in_driver <= HW_QUEUE_MIN {
+            return;
+        }
+        self.hw_tag_samples += 1;
+        if self.hw_tag_samples <= HW_TAG_SAMPLES {
+            return;
+        }
+        self.hw_tag_off = self.in_driver_peak < HW_QUEUE_MIN;
+        self.hw_tag_samples = 0;
+        self.in_driver_peak = 0;
+    }
+
+    /// `cfq_may_dispatch` (2.6.32) for the active queue `a`: a synchronous queue with an idle
+    /// window waits until no write is in the driver ("drain async requests before we start
+    /// sync IO"); the asynchronous queue waits while a read is (`sync_flight`); a queue has at
+    /// most `quantum` dispatched while others are busy (4 x `quantum` alone); with
+    /// `low_latency` the asynchronous queue at most (now − last synchronous completion) /
+    /// `slice_sync`, or one if that is 0 and it has none.
+    fn may_dispatch(&self, t: &CfqTunables, a: usize, now: u64) -> bool {
+        let q = &self.queues[a];
+        let sync = matches!(q.owner, CfqOwner::Sync(_));
+        let sync_flight = self.in_driver.iter().filter(|&&x| matches!(self.queues[x].owner, CfqOwner::Sync(_))).count();
+        let async_flight = self.in_driver.len() - sync_flight;
+        if (sync && q.idle_window && async_flight > 0) || (!sync && sync_flight > 0) {
+            return false;
+        }
+        let dispatched = self.dispatched(a);
+        let mut max = t.quantum;
+        if dispatched >= max {
+            let busy = self.queues.iter().filter(|x| !x.fifo.is_empty()).count();
+            if busy > 1 {
+                return false;
+            }
+            max *= 4;
+        }
+        if !sync && t.low_latency {
+            let mut depth = (now.saturating_sub(self.last_end_sync) / t.slice_sync_ns.max(1)) as u32;
+            if depth == 0 && dispatched == 0 {
+                depth = 1;
+            }
+            max = max.min(depth);
+        }
+        dispatched < max
     }
 
     /// The idle timer armed since the last call, if any (the caller schedules it).
@@ -560,5 +682,130 @@ mod tests {
             x.token
         }).collect();
         assert_eq!(order, vec![3, 2, 5, 4], "41 back x 2 = 82 < 100 ahead; then 10_101; then the wrapped ones, lowest first");
+    }
+
+    /// A blkfront-like driver queue on a non-rotational queue (a Xen guest's disk).
+    fn ring() -> CfqTunables {
+        CfqTunables { driver_queue: true, nonrot: true, hw_tag: true, ..CfqTunables::DEFAULT }
+    }
+
+    /// Dispatch what CFQ lets into a driver of `depth` at `now`: the tokens.
+    fn fill(c: &mut Cfq, t: &CfqTunables, depth: usize, now: u64) -> Vec<u32> {
+        let mut out = Vec::new();
+        while c.in_driver.len() < depth {
+            let Some(x) = c.dispatch(t, now) else { break };
+            out.push(x.token);
+        }
+        out
+    }
+
+    /// Guards `cfq_update_hw_tag` (2.6.28-2.6.32): `hw_tag` starts at 1, so CFQ does not idle
+    /// for a reader on a non-rotational queue; 51 completions that find more than 5 requests
+    /// queued while the driver never held 5 set it to 0, and the reader is idled for again.
+    #[test]
+    fn hw_tag_starts_at_one_and_a_shallow_driver_under_load_turns_it_off() {
+        let t = ring();
+        let mut c = Cfq::default();
+        assert!(c.hw_tag(&t), "cfq_init_queue: hw_tag = 1");
+        let mut now = 0;
+        let idles = |c: &mut Cfq, now: &mut u64| {
+            c.started_now(&t, &q(900, 1, false, *now), CfqOwner::Sync(7));
+            *now += 1_000_000;
+            c.completed(&t, *now);
+            let armed = c.take_armed().is_some();
+            if let Some(u) = c.idle_until {
+                c.idle_expired(u);
+            }
+            armed
+        };
+        for k in 0..8u64 {
+            c.insert(&t, q(k as u32, 10_000 + 100 * k, true, now), CfqOwner::Async);
+        }
+        assert!(!idles(&mut c, &mut now), "hw_tag 1 on a non-rotational queue: no idling");
+        // Writes one at a time (the driver never holds more than one), 8 queued behind.
+        for k in 0..60u64 {
+            c.insert(&t, q(100 + k as u32, 20_000 + 100 * k, true, now), CfqOwner::Async);
+            assert_eq!(fill(&mut c, &t, 1, now).len(), 1);
+            now += 1_000_000;
+            c.completed(&t, now);
+        }
+        assert!(!c.hw_tag(&t), "51 loaded completions with at most one request in the driver");
+        assert!(idles(&mut c, &mut now), "hw_tag 0: CFQ idles for the reader again");
+    }
+
+    /// Guards the other side: while the driver holds 5 or more (the only busy queue may have 4 x
+    /// `quantum` = 16 dispatched), `hw_tag` stays 1.
+    #[test]
+    fn hw_tag_stays_on_while_the_driver_holds_five_requests() {
+        let t = ring();
+        let mut c = Cfq::default();
+        let mut now = 1_000_000_000; // long after the last read: low_latency would not bind
+        for k in 0..200u64 {
+            c.insert(&t, q(k as u32, 100 * k, true, 0), CfqOwner::Async);
+        }
+        assert_eq!(fill(&mut c, &t, 32, now).len(), 16, "the sole busy queue: 4 x quantum in the driver");
+        for _ in 0..60 {
+            now += 1_000_000;
+            c.completed(&t, now);
+            fill(&mut c, &t, 32, now);
+        }
+        assert!(c.hw_tag(&t));
+    }
+
+    /// Guards `cfq_may_dispatch`'s in-flight rules: no write goes to the driver while a read is
+    /// there (`sync_flight`), a reader with an idle window waits for the writes in the driver
+    /// to drain, and with another queue busy a queue stops at `quantum` dispatched.
+    #[test]
+    fn reads_and_writes_do_not_share_the_driver_and_quantum_caps_a_queue_among_others() {
+        let t = ring();
+        let mut c = Cfq::default();
+        let now = 1_000_000_000;
+        for k in 0..3u64 {
+            c.insert(&t, q(k as u32, 100 * k, false, now), CfqOwner::Sync(7));
+        }
+        for k in 0..3u64 {
+            c.insert(&t, q(10 + k as u32, 50_000 + 100 * k, true, now), CfqOwner::Async);
+        }
+        assert_eq!(fill(&mut c, &t, 32, now), vec![0, 1, 2], "the reader's requests; then nothing while they are in the driver");
+        for k in 0..3 {
+            c.completed(&t, now + 1 + k);
+        }
+        assert_eq!(fill(&mut c, &t, 32, now + 10), vec![10, 11, 12], "the emptied reader's slice ends (hw_tag 1: no idle), the writes go");
+        c.insert(&t, q(20, 300, false, now + 11), CfqOwner::Sync(7));
+        assert!(fill(&mut c, &t, 32, now + 11).is_empty(), "the reader waits until the writes in the driver drain");
+        for k in 0..3 {
+            c.completed(&t, now + 12 + k);
+        }
+        assert_eq!(fill(&mut c, &t, 32, now + 20), vec![20]);
+
+        let mut c = Cfq::default();
+        for k in 0..8u64 {
+            c.insert(&t, q(k as u32, 100 * k, false, now), CfqOwner::Sync(7));
+        }
+        c.insert(&t, q(99, 9_000, false, now), CfqOwner::Sync(8));
+        assert_eq!(fill(&mut c, &t, 32, now).len(), 4, "another queue is busy: quantum (4)");
+    }
+
+    /// Guards 2.6.32's `low_latency` write ramp: within `slice_sync` (100 ms) of the last read
+    /// completion the asynchronous queue has one request in the driver at most; the depth grows
+    /// by one per 100 ms since (capped by quantum); without `low_latency` it is quantum alone.
+    #[test]
+    fn low_latency_lets_writes_into_the_driver_one_at_a_time_after_a_read() {
+        let t = CfqTunables { low_latency: true, ..ring() };
+        let read_then_writes = |t: &CfqTunables, after: u64| {
+            let mut c = Cfq::default();
+            c.started_now(t, &q(1, 5, false, 0), CfqOwner::Sync(7));
+            c.completed(t, 1_000_000);
+            for k in 0..20u64 {
+                c.insert(t, q(10 + k as u32, 50_000 + 100 * k, true, 1_000_000), CfqOwner::Async);
+            }
+            c.insert(t, q(99, 90_000, false, 1_000_000), CfqOwner::Sync(8)); // another busy queue
+            c.active = None;
+            c.rr.retain(|&x| c.queues[x].owner == CfqOwner::Async);
+            fill(&mut c, t, 32, 1_000_000 + after).len()
+        };
+        assert_eq!(read_then_writes(&t, 50_000_000), 1, "50 ms after a read: one write");
+        assert_eq!(read_then_writes(&t, 250_000_000), 2, "250 ms: two");
+        assert_eq!(read_then_writes(&ring(), 50_000_000), 4, "no low_latency: quantum");
     }
 }

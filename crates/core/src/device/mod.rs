@@ -66,6 +66,9 @@ pub struct Device {
     deadline: Deadline,
     /// "cfq": per-process queues served in time slices (device/cfq.rs).
     cfq: Cfq,
+    /// Requests the elevator dispatched to a driver deeper than the device
+    /// (`DeviceParams::queue_depth`) that wait there, in dispatch order, for a channel.
+    driver: VecDeque<Queued>,
     /// Writes started and not yet finished (reads starting now pay `read_access_writing`).
     writes_in_service: u32,
     /// Requests holding a slot (queued or in service), reads at 0 and writes at 1: the legacy
@@ -122,6 +125,7 @@ impl Device {
             sqs: Sqs::default(),
             deadline: Deadline::default(),
             cfq: Cfq::default(),
+            driver: VecDeque::new(),
             writes_in_service: 0,
             allocated: [0; 2],
             allocated_max: [0; 2],
@@ -278,13 +282,59 @@ impl Device {
 
     fn cfq_tunables(&self) -> CfqTunables {
         let p = &self.params;
+        let nonrot = p.queue_nonrot.unwrap_or(!p.rotational);
+        let base = CfqTunables { max_request_pages: p.max_request_pages, quantum: p.cfq_quantum, low_latency: p.cfq_low_latency, nonrot, ..CfqTunables::DEFAULT };
+        if self.driver_queue() {
+            // CFQ estimates hw_tag from the driver's depth and checks it when it would idle.
+            return CfqTunables { slice_idle_ns: p.cfq_slice_idle_ns, hw_tag: true, driver_queue: true, ..base };
+        }
         // cfq_arm_slice_timer: a device without seek penalty that queues commands
         // (QUEUE_FLAG_NONROT and hw_tag) is not worth idling for.
         // hw_tag: more than one request in the driver at once.
         let hw_tag = p.parallelism > 1;
-        let no_idle = p.queue_nonrot.unwrap_or(!p.rotational) && hw_tag;
-        let slice_idle_ns = if no_idle { 0 } else { p.cfq_slice_idle_ns };
-        CfqTunables { max_request_pages: p.max_request_pages, slice_idle_ns, hw_tag, ..CfqTunables::DEFAULT }
+        let slice_idle_ns = if nonrot && hw_tag { 0 } else { p.cfq_slice_idle_ns };
+        CfqTunables { slice_idle_ns, hw_tag, ..base }
+    }
+
+    /// Does the driver hold more requests than the device serves (blkfront's ring)?
+    fn driver_queue(&self) -> bool {
+        self.params.queue_depth.is_some_and(|d| d > self.params.parallelism)
+    }
+
+    /// The driver takes what the elevator dispatches while it has room (`do_blkif_request`
+    /// until `RING_FULL`): requests dispatched and not completed stay below `queue_depth`.
+    fn fill_driver(&mut self, now: u64) {
+        let depth = self.params.queue_depth.unwrap_or(self.params.parallelism) as usize;
+        while self.busy_channels as usize + self.driver.len() < depth {
+            let next = match self.params.scheduler.as_str() {
+                "deadline" => {
+                    let t = self.tunables();
+                    self.deadline.dispatch(&t, now)
+                }
+                "cfq" => {
+                    let t = self.cfq_tunables();
+                    self.cfq.dispatch(&t, now)
+                }
+                _ => self.sqs.arbitrate(self.params.arbitration_burst),
+            };
+            let Some(q) = next else { break };
+            self.driver.push_back(q);
+        }
+    }
+
+    /// The driver's oldest request starts if a channel is free: (token, completion time).
+    fn start_from_driver(&mut self, now: u64) -> Option<(u32, u64)> {
+        if self.busy_channels >= self.params.parallelism {
+            return None;
+        }
+        let q = self.driver.pop_front()?;
+        Some((q.token, self.start(now, q.req, q.at)))
+    }
+
+    /// `cfq_update_hw_tag`'s current estimate (CFQ devices with a driver queue), else whether
+    /// the device has more than one channel.
+    pub fn cfq_hw_tag(&self) -> bool {
+        self.cfq.hw_tag(&self.cfq_tunables())
     }
 
     fn is_cfq(&self) -> bool {
@@ -325,6 +375,9 @@ impl Device {
         match inserted {
             Insert::Queued => {
                 self.allocate(req.write);
+                if !free && self.driver_queue() {
+                    self.fill_driver(now);
+                }
                 Submitted::Queued
             }
             Insert::Merged(into) => Submitted::Merged(into),
@@ -337,6 +390,14 @@ impl Device {
         self.busy_channels -= 1;
         self.writes_in_service -= write as u32;
         self.allocated[write as usize] -= 1;
+        if self.driver_queue() {
+            if self.is_cfq() {
+                let t = self.cfq_tunables();
+                self.cfq.completed(&t, now);
+            }
+            self.fill_driver(now);
+            return self.start_from_driver(now);
+        }
         let next = match self.params.scheduler.as_str() {
             "deadline" => {
                 let t = self.tunables();
@@ -361,7 +422,14 @@ impl Device {
     /// The CFQ idle timer armed for `until` fired at `now`: if it ended the wait, the next
     /// queue's request starts (token, completion time).
     pub fn idle_timer(&mut self, now: u64, until: u64) -> Option<(u32, u64)> {
-        if !self.cfq.idle_expired(until) || self.busy_channels >= self.params.parallelism {
+        if !self.cfq.idle_expired(until) {
+            return None;
+        }
+        if self.driver_queue() {
+            self.fill_driver(now);
+            return self.start_from_driver(now);
+        }
+        if self.busy_channels >= self.params.parallelism {
             return None;
         }
         let t = self.cfq_tunables();
@@ -371,7 +439,7 @@ impl Device {
 
     /// Requests started but not finished plus those waiting.
     pub fn in_flight(&self) -> u64 {
-        self.busy_channels as u64 + self.queued() as u64
+        self.busy_channels as u64 + self.driver.len() as u64 + self.queued() as u64
     }
 
     /// Requests of one direction (`write`) holding a slot, queued or in service; a request
@@ -576,6 +644,36 @@ mod tests {
         let (tok, _) = hdd.complete(t, true).unwrap();
         assert_eq!(tok, 2);
         assert_eq!(hdd.requests, 2);
+    }
+
+    /// Guards the driver queue (`queue_depth`, blkfront's ring): requests the elevator
+    /// dispatched to the driver wait there in order, out of its reach. With the depth at the
+    /// device's parallelism a read submitted after two writes goes first (mq-deadline: reads
+    /// first); with a ring of 32 the writes were in the driver already and the read waits.
+    #[test]
+    fn requests_in_a_deeper_driver_are_served_in_dispatch_order() {
+        let w = |start| Request { start, pages: 8, write: true };
+        let r = Request { start: 5_000, pages: 1, write: false };
+        let order = |depth: Option<u32>| {
+            let mut p = DeviceParams::preset("hdd").unwrap();
+            p.queue_depth = depth;
+            let mut d = Device::new("hdd", p, 1 << 20, Rng::new(1));
+            let Submitted::Started(mut t) = d.submit(0, w(0), 1) else { panic!() };
+            assert_eq!(d.submit(1, w(100_000), 2), Submitted::Queued);
+            assert_eq!(d.submit(2, w(200_000), 3), Submitted::Queued);
+            assert_eq!(d.submit(3, r, 4), Submitted::Queued);
+            assert_eq!(d.in_flight(), 4);
+            let mut tokens = Vec::new();
+            let mut write = true;
+            while let Some((tok, done)) = d.complete(t, write) {
+                tokens.push(tok);
+                (t, write) = (done, tok != 4);
+            }
+            assert_eq!(d.in_flight(), 0);
+            tokens
+        };
+        assert_eq!(order(None), vec![4, 2, 3], "the read first");
+        assert_eq!(order(Some(32)), vec![2, 3, 4], "the writes were in the ring before the read came");
     }
 
     #[test]

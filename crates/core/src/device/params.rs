@@ -82,6 +82,15 @@ pub struct DeviceParams {
     /// default). Only matters with `hw_queues` > 1.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub arbitration_burst: u32,
+    /// Requests the driver takes from the elevator at once (dispatched and not completed):
+    /// a Xen PV guest's blkfront ring, 32 (`BLK_RING_SIZE`, one page of `blkif` slots:
+    /// `do_blkif_request` takes requests until `RING_FULL`), set by config/resolve.rs. Those
+    /// beyond `parallelism` wait in the driver in dispatch order (the backend serves them in
+    /// that order here; dom0's own elevator is not modelled), out of the elevator's reach.
+    /// Absent: `parallelism` (the driver takes a request only when the device can start it;
+    /// the presets' NCQ / SCSI depths are not modelled).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_depth: Option<u32>,
     /// Largest merged request in pages (the queue's max_sectors_kb / 4).
     pub max_request_pages: u32,
     /// Rotational only: seek time for a one-track move.
@@ -136,6 +145,19 @@ pub struct DeviceParams {
     /// 8 ms at HZ 250 or 1000 (block/cfq-iosched.c `cfq_slice_idle`); 0 turns idling off.
     #[serde(default = "default_cfq_slice_idle_ns")]
     pub cfq_slice_idle_ns: u64,
+    /// CFQ `quantum`: requests one queue may have dispatched (in the driver) while other
+    /// queues are busy, four times that when it is the only busy queue; 4 in 2.6.2x
+    /// (block/cfq-iosched.c `cfq_quantum`; 8 from 2.6.33). Binds only on a driver deeper than
+    /// the device (`queue_depth`): otherwise every dispatch finds the driver empty.
+    #[serde(default = "default_cfq_quantum")]
+    pub cfq_quantum: u32,
+    /// CFQ `low_latency` (2.6.32 on, default 1; `cfqd->cfq_latency`): the asynchronous queue
+    /// may have at most (time since the last synchronous completion) / `slice_sync` requests
+    /// dispatched, and one when that is 0 and it has none (`cfq_may_dispatch`): writes go one
+    /// at a time while reads completed within 100 ms. Set for the 2.6.32 profile's CFQ
+    /// (config/resolve.rs); binds only on a driver deeper than the device.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cfq_low_latency: bool,
 }
 
 const MB: u64 = 1_000_000;
@@ -144,6 +166,11 @@ const MB: u64 = 1_000_000;
 /// existed gets it).
 fn default_cfq_slice_idle_ns() -> u64 {
     8_000_000
+}
+
+/// block/cfq-iosched.c's cfq_quantum in 2.6.2x.
+fn default_cfq_quantum() -> u32 {
+    4
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -193,6 +220,7 @@ impl DeviceParams {
             parallelism: 0,
             hw_queues: 1,
             arbitration_burst: 1,
+            queue_depth: None,
             max_request_pages: 128,
             seek_min_ns: 0,
             seek_full_ns: 0,
@@ -211,6 +239,8 @@ impl DeviceParams {
             writes_starved: 2,
             fifo_batch: 16,
             cfq_slice_idle_ns: default_cfq_slice_idle_ns(),
+            cfq_quantum: default_cfq_quantum(),
+            cfq_low_latency: false,
         }
     }
 
@@ -346,6 +376,12 @@ impl DeviceParams {
         }
         if !["deadline", "cfq", "none"].contains(&self.scheduler.as_str()) {
             return Err(format!("unknown I/O scheduler {:?} (expected \"deadline\", \"cfq\" or \"none\")", self.scheduler));
+        }
+        if self.queue_depth.is_some_and(|d| d < self.parallelism) {
+            return Err(format!("queue_depth ({}) must be at least parallelism ({}): the driver holds what the device serves", self.queue_depth.unwrap_or(0), self.parallelism));
+        }
+        if self.cfq_quantum == 0 {
+            return Err("cfq_quantum must be at least 1".into());
         }
         if self.nr_requests == 0 {
             return Err("nr_requests must be at least 1".into());
