@@ -138,6 +138,6 @@ fn referenced_executable_text_survives_a_stream_that_evicts_plain_file_pages() {
 #[test]
 fn exec_needs_a_file_mapping() {
     let text = STREAM.replace("kind = \"file\"", "kind = \"anon\"");
-    let err = swaplab_core::config::load(&text, "x.toml", &["task.0.mapping.0.exec=true".to_string()]).err().expect("refused");
+    let err = swaplab_core::config::load(&text, "x.toml", &["task.0.mapping.0.exec=true".to_string()]).expect_err("refused");
     assert!(err.to_string().contains("task.0.mapping.0.exec"), "{err}");
 }

@@ -17,7 +17,7 @@ fn golden_dir() -> PathBuf {
 }
 
 fn blessing() -> bool {
-    std::env::var("SWAPLAB_BLESS").map_or(false, |v| !v.is_empty() && v != "0")
+    std::env::var("SWAPLAB_BLESS").is_ok_and(|v| !v.is_empty() && v != "0")
 }
 
 /// What a golden file holds for one run.

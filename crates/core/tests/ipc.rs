@@ -203,7 +203,7 @@ fn golden_many_reclaimers_per_variant() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/ipc_many_reclaimers.txt");
     // The same rule as golden.rs: only SWAPLAB_BLESS (non-empty, not "0") writes the file; a
     // missing golden fails.
-    if std::env::var("SWAPLAB_BLESS").map_or(false, |v| !v.is_empty() && v != "0") {
+    if std::env::var("SWAPLAB_BLESS").is_ok_and(|v| !v.is_empty() && v != "0") {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, &got).unwrap();
         return;

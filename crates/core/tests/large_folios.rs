@@ -103,7 +103,7 @@ fn fault_around_maps_large_folios_whole() {
 #[test]
 fn large_folios_refused_outside_6x_classic() {
     for bad in [&["pagecache.large_folios=true", "kernel.profile=4.14"][..], &["pagecache.large_folios=true", "kernel.reclaim=mglru"][..]] {
-        let err = swaplab_core::config::load(SCAN, "scan.toml", &bad.iter().map(|s| s.to_string()).collect::<Vec<_>>()).err().expect("refused");
+        let err = swaplab_core::config::load(SCAN, "scan.toml", &bad.iter().map(|s| s.to_string()).collect::<Vec<_>>()).expect_err("refused");
         assert!(err.to_string().contains("pagecache.large_folios"), "{err}");
     }
 }
@@ -141,7 +141,7 @@ fn reclaim_sees_statistics_only_as_of_the_last_flush() {
     );
     let again = run_checked(SCAN_BESIDE_ANON, &[ov[0], "machine.memory_stat_reader=100ms"]);
     assert_eq!(v(&b, "pgscan_anon"), v(&again, "pgscan_anon"), "deterministic");
-    let err = swaplab_core::config::load(SCAN_BESIDE_ANON, "s.toml", &["machine.memory_stat_reader=10us".to_string()]).err().expect("refused");
+    let err = swaplab_core::config::load(SCAN_BESIDE_ANON, "s.toml", &["machine.memory_stat_reader=10us".to_string()]).expect_err("refused");
     assert!(err.to_string().contains("machine.memory_stat_reader"), "{err}");
 }
 

@@ -247,7 +247,7 @@ fn store_section(kind: usize, pool_pct: u32, zero: f64, cap_pages: u64, flip: bo
         0 => format!(
             "[zswap]\nenabled = true\nmax_pool_percent = {pool_pct}\ncompressor = \"{}\"\nmemcg_writeback = {}\nstore_incompressible = {flip}\n[content]\nzero_fraction = {zero:?}\nmodel = \"two-point\"\nratio = 3.5\nratio2 = 1.0\nratio2_fraction = 0.2\n",
             ["lzo", "lz4", "zstd"][pool_pct as usize % 3],
-            pool_pct % 4 != 0
+            !pool_pct.is_multiple_of(4)
         ),
         _ => format!(
             "[frontswap]\ncapacity = {}\nexclusive_loads = {flip}\n[[frontswap.capacity_step]]\nat = \"50ms\"\nsize = {}\n",

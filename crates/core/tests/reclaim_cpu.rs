@@ -54,7 +54,7 @@ fn a_block_device_charges_submissions_to_the_block_layer() {
     let p = swaplab_core::device::DeviceParams::preset("nvme").unwrap();
     let stages = swaplab_core::device::blk::stage_ns(&p);
     let per_request: u64 = stages.iter().sum();
-    assert!(c.block_layer() > 0 && c.block_layer() % per_request == 0, "{} ns", c.block_layer());
+    assert!(c.block_layer() > 0 && c.block_layer().is_multiple_of(per_request), "{} ns", c.block_layer());
     let requests = c.block_layer() / per_request;
     for (cat, ns) in Cat::BLOCK_STAGES.into_iter().zip(stages) {
         assert_eq!(c.get(cat), requests * ns, "{}", cat.name());

@@ -108,7 +108,7 @@ fn without_requests_each_client_sends_what_memtier_allkeys_sends() {
 fn a_store_whose_memtier_split_leaves_a_client_no_keys_is_refused() {
     // 10 keys over 6 clients: ranges of 9 / 6 + 1 = 2 keys give the first five all ten.
     let text = KV.replace("keys = 20000", "keys = 10").replace("instances = 4", "instances = 6");
-    let err = swaplab_core::config::load(&text, "test.toml", &[]).err().expect("refused").to_string();
+    let err = swaplab_core::config::load(&text, "test.toml", &[]).expect_err("refused").to_string();
     assert!(err.contains("task.0.phase.0.keys") && err.contains("use at least 11 keys"), "{err}");
 }
 

@@ -72,6 +72,6 @@ fn neither_6_1_nor_mglru_flushes_in_the_refault() {
 
 #[test]
 fn mglru_is_refused_on_a_5_x_profile() {
-    let err = swaplab_core::config::load(&readers(2, 2), "t.toml", &["kernel.reclaim=\"mglru\"".to_string()]).err().expect("MGLRU on 5.17 must be refused");
+    let err = swaplab_core::config::load(&readers(2, 2), "t.toml", &["kernel.reclaim=\"mglru\"".to_string()]).expect_err("MGLRU on 5.17 must be refused");
     assert!(err.to_string().contains("MGLRU was merged in 6.1"), "{err}");
 }

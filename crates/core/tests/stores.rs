@@ -626,6 +626,6 @@ fn store_served_swapin_pays_no_read_submission_cpu() {
 #[test]
 fn read_submission_cpu_above_the_major_fault_cpu_is_one_clear_error() {
     let ov: Vec<String> = ["costs.major_fault_cpu_ns=2000", "costs.read_submit_cpu_ns=3000"].iter().map(|s| s.to_string()).collect();
-    let e = swaplab_core::config::load(BASE, "t.toml", &ov).err().expect("accepted a submission part above the whole");
+    let e = swaplab_core::config::load(BASE, "t.toml", &ov).expect_err("accepted a submission part above the whole");
     assert!(e.to_string().contains("costs.read_submit_cpu_ns") && e.to_string().contains("major_fault_cpu_ns (2000 ns)"), "{e}");
 }

@@ -334,7 +334,7 @@ fn beside_a_writer<T>(path: &Path, file_bytes: u64, measure: impl FnOnce() -> io
     };
     let res = measure();
     stop.store(true, Ordering::Relaxed);
-    let w = writer.join().map_err(|_| io::Error::new(io::ErrorKind::Other, "writer thread panicked"))?;
+    let w = writer.join().map_err(|_| io::Error::other("writer thread panicked"))?;
     let r = res?;
     w?;
     Ok(r)
@@ -364,7 +364,7 @@ fn read_iops_by_queue_depth(path: &Path, pages: u64, seconds: f64) -> io::Result
         let t0 = now_ns();
         let mut total = 0;
         for h in handles {
-            total += h.join().map_err(|_| io::Error::new(io::ErrorKind::Other, "I/O thread panicked"))??;
+            total += h.join().map_err(|_| io::Error::other("I/O thread panicked"))??;
         }
         let dt = (now_ns() - t0) as f64 / 1e9;
         read_qd.push(QdPoint { queue_depth: qd, iops: total as f64 / dt });
@@ -427,7 +427,7 @@ pub fn faults(dir: &Path, pages: u64) -> io::Result<FaultReport> {
         let (major_cpu, _) = pass(&map, &mut order.iter().copied(), false, &mut h);
         let (_, maj1) = sys::thread_faults();
         if maj1 - maj0 < pages / 2 {
-            return Err(io::Error::new(io::ErrorKind::Other, format!("expected ~{pages} major faults, the kernel counted {}", maj1 - maj0)));
+            return Err(io::Error::other(format!("expected ~{pages} major faults, the kernel counted {}", maj1 - maj0)));
         }
         let major = h.sum() as f64 / h.count().max(1) as f64;
         drop(map);

@@ -191,7 +191,7 @@ fn zap_loop_in_child(iters: u64) -> io::Result<u64> {
         }
     }
     if pid < 0 || n != 8 || cpu == u64::MAX {
-        return Err(io::Error::new(io::ErrorKind::Other, "the local-phase child failed"));
+        return Err(io::Error::other("the local-phase child failed"));
     }
     Ok(cpu)
 }
@@ -246,7 +246,7 @@ pub fn tlb_shootdown(iters: u64, rounds: usize) -> io::Result<Option<TlbReport>>
     let _fifo = sys::FifoPriority::acquire();
     let result = run_rounds(iters, rounds, column, &spins, &spin);
     stop.store(true, Ordering::Relaxed);
-    let peer_result = peer.join().map_err(|_| io::Error::new(io::ErrorKind::Other, "the peer thread panicked"))?;
+    let peer_result = peer.join().map_err(|_| io::Error::other("the peer thread panicked"))?;
     let rounds = result?;
     peer_result?;
     Ok(summarize(&rounds).map(|(initiator_ns, receiver_ns, ipis_per_flush)| TlbReport {

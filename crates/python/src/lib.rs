@@ -4,6 +4,9 @@
 
 // pyo3 0.22's create_exception! checks a `gil-refs` cfg this crate does not declare.
 #![allow(unexpected_cfgs)]
+// pyo3 0.22's #[pyfunction] expansion converts a PyResult's PyErr into PyErr; clippy since
+// 1.8x reports that on every function's signature, where there is nothing to remove.
+#![allow(clippy::useless_conversion)]
 
 mod host;
 mod trace;

@@ -206,6 +206,10 @@ impl Cfq {
         self.queues.iter().map(|q| q.fifo.len()).sum()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.queues.iter().all(|q| q.fifo.is_empty())
+    }
+
     /// The queue of `owner`, made at `now` if it has none yet (`cfq_alloc_io_context` stamps
     /// `last_end_request` with the time it is made).
     fn queue_of(&mut self, owner: CfqOwner, now: u64) -> usize {
@@ -484,7 +488,7 @@ impl Cfq {
             return false;
         }
         self.idle_until = None;
-        if self.len() == 0 {
+        if self.is_empty() {
             return false;
         }
         if let Some(a) = self.active.take() {

@@ -86,6 +86,10 @@ impl Deadline {
         self.fifo[0].len() + self.fifo[1].len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.fifo.iter().all(|f| f.is_empty())
+    }
+
     pub fn insert(&mut self, t: &DeadlineTunables, q: Queued) -> Insert {
         let list = &mut self.fifo[q.req.write as usize];
         if let Some(token) = try_merge(list.iter_mut(), &q, t.max_request_pages) {

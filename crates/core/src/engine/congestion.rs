@@ -126,7 +126,8 @@ impl Sim {
             return;
         }
         let was_congested = self.io.congested.contains(&dev);
-        if !was_congested && !(write && self.io.wake_on_freed_request) {
+        let freed_request_wakes = write && self.io.wake_on_freed_request;
+        if !was_congested && !freed_request_wakes {
             return;
         }
         self.io.congested.retain(|&d| d != dev);

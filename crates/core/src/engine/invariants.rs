@@ -8,7 +8,7 @@ use crate::mm::*;
 use crate::swap::{SWAP_COUNT_MASK, SWAP_HAS_CACHE, SWAP_MAP_BAD};
 
 impl Sim {
-    /// Every violated invariant, described; empty when the state is consistent.
+    /// Every violated invariant, described (at most 20); empty when the state is consistent.
     pub fn check_invariants(&self) -> Vec<String> {
         let mut errs = Vec::new();
         let mut e = |s: String| {
@@ -16,8 +16,29 @@ impl Sim {
                 errs.push(s)
             }
         };
-        // Frames conserved: free (buddy and per-CPU lists) + in-use = all; free frames carry
-        // no state.
+        let inuse = self.check_frames(&mut e);
+        self.check_dirty(&mut e);
+        // The LRU policy's own state (list lengths match the flags, ...).
+        for err in self.reclaim.policy_ref().check(&self.mem.frames) {
+            e(err);
+        }
+        for err in self.reclaim.lru_add.check(&self.mem.frames) {
+            e(err);
+        }
+        let refs = self.check_mappings(&mut e);
+        self.check_swap_slots(&refs, &mut e);
+        self.check_store(&mut e);
+        let wb = self.mem.frames.iter().filter(|f| f.has(PG_WRITEBACK)).count() as u64;
+        if wb != self.io.nr_writeback {
+            e(format!("nr_writeback {} != frames under writeback {wb}", self.io.nr_writeback));
+        }
+        self.check_counters(inuse, &mut e);
+        errs
+    }
+
+    /// Frames are conserved: free (buddy and per-CPU lists) + in use = all, free frames carry
+    /// no state, the memcg charge is the pages in use. Returns the number in use.
+    fn check_frames(&self, e: &mut dyn FnMut(String)) -> usize {
         let inuse = self.mem.frames.iter().filter(|f| f.has(PG_INUSE)).count();
         let free = self.mem.nr_free_total() as usize;
         if inuse + free != self.mem.frames.len() {
@@ -37,8 +58,12 @@ impl Sim {
         if !self.mem.held.is_empty() {
             e(format!("folio references still held between events: {:?}", self.mem.held));
         }
-        // Dirty accounting: NR_FILE_DIRTY and the inodes' dirty counts match the page-cache
-        // folios with PG_dirty; a writable file PTE maps a dirty folio (write notification).
+        inuse
+    }
+
+    /// Dirty accounting: NR_FILE_DIRTY and the inodes' dirty counts match the page-cache
+    /// folios with PG_dirty; a writable file PTE maps a dirty folio (write notification).
+    fn check_dirty(&self, e: &mut dyn FnMut(String)) {
         let file_dirty = |f: &Frame| f.has(PG_INUSE) && f.owner_kind() == Owner::File && !f.has(PG_SWAPBACKED) && f.has(PG_DIRTY);
         let nr_dirty = self.mem.frames.iter().filter(|f| file_dirty(f)).count() as u64;
         if nr_dirty != self.wb.nr_dirty {
@@ -55,14 +80,11 @@ impl Sim {
                 }
             }
         }
-        // The LRU policy's own state (list lengths match the flags, ...).
-        for err in self.reclaim.policy_ref().check(&self.mem.frames) {
-            e(err);
-        }
-        for err in self.reclaim.lru_add.check(&self.mem.frames) {
-            e(err);
-        }
-        // Swap references: count every swap entry in PTEs and shmem inodes.
+    }
+
+    /// Every PTE and shmem inode entry points at a frame in use that maps back to it (rmap),
+    /// or at a swap entry. Returns the references to each swap slot, counted.
+    fn check_mappings(&self, e: &mut dyn FnMut(String)) -> Vec<Vec<u32>> {
         let mut refs: Vec<Vec<u32>> = self.swap.areas.iter().map(|s| vec![0; s.slots as usize]).collect();
         for (vi, v) in self.mem.vmas.iter().enumerate() {
             for (i, &pte) in v.ptes.iter().enumerate() {
@@ -109,10 +131,15 @@ impl Sim {
                 }
             }
         }
+        refs
+    }
+
+    /// Each swap slot's count equals the references to it, the swap cache index and the
+    /// frames point at each other, a free slot keeps no shadow, `inuse` is the slots in use.
+    fn check_swap_slots(&self, refs: &[Vec<u32>], e: &mut dyn FnMut(String)) {
         for (d, s) in self.swap.areas.iter().enumerate() {
             let mut used = 0u64;
-            for slot in 1..s.slots as usize {
-                let m = s.map[slot];
+            for (slot, &m) in s.map.iter().enumerate().take(s.slots as usize).skip(1) {
                 if m == SWAP_MAP_BAD {
                     continue;
                 }
@@ -149,11 +176,10 @@ impl Sim {
                 }
             }
         }
-        self.check_store(&mut e);
-        let wb = self.mem.frames.iter().filter(|f| f.has(PG_WRITEBACK)).count() as u64;
-        if wb != self.io.nr_writeback {
-            e(format!("nr_writeback {} != frames under writeback {wb}", self.io.nr_writeback));
-        }
+    }
+
+    /// The vmstat counters agree with each other and with the frames in use.
+    fn check_counters(&self, inuse: usize, e: &mut dyn FnMut(String)) {
         // Counters consistent with each other.
         let v = &self.stats.vm;
         if v.pgmajfault > v.pgfault {
@@ -176,7 +202,6 @@ impl Sim {
         if v.pgalloc_normal - v.pgfree != inuse as u64 {
             e(format!("pgalloc - pgfree = {} but {inuse} pages in use", v.pgalloc_normal - v.pgfree));
         }
-        errs
     }
 }
 

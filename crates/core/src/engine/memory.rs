@@ -505,7 +505,7 @@ impl Sim {
                 continue;
             }
             let (rss, swap) = footprints[t.mm as usize];
-            if best.map_or(true, |(s, _)| rss + swap > s) {
+            if best.is_none_or(|(s, _)| rss + swap > s) {
                 best = Some((rss + swap, i as u32));
             }
         }

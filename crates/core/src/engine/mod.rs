@@ -301,7 +301,7 @@ impl Sim {
                 }
             }
             n += 1;
-            if n % WALL_CHECK_EVENTS == 0 {
+            if n.is_multiple_of(WALL_CHECK_EVENTS) {
                 let now = std::time::Instant::now();
                 if now.duration_since(last_report).as_millis() >= PROGRESS_INTERVAL_MS {
                     last_report = now;

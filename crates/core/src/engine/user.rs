@@ -116,6 +116,7 @@ impl Sim {
     ///   ahead took a sequential reader's hits and its next miss in one go (7 hits and a miss
     ///   take ~10 us), so they always opened its own next window and never that of a random
     ///   faulter whose miss fell between them in time (4.14's Base of seed 000).
+    ///
     /// A task's own retry after its read (or its window's allocation) changes nothing shared;
     /// a write-protect fault or a cache hit maps a page that exists. Nor need a fault wait when
     /// no event is due before the task's clock: the queue would hand the CPU straight back

@@ -54,6 +54,11 @@ impl PerCpuPages {
         self.lists.iter().map(Vec::len).sum()
     }
 
+    /// No page on any list.
+    pub fn is_empty(&self) -> bool {
+        self.lists.iter().all(Vec::is_empty)
+    }
+
     /// Every page held on a list.
     pub fn frames(&self) -> impl Iterator<Item = u32> + '_ {
         self.lists.iter().flatten().copied()

@@ -20,6 +20,7 @@
 //!   except through the `&mut self` it was given.
 //! - `rotate_reclaimable` is called for a folio on a list whose writeback just ended with
 //!   `PG_reclaim` set (the engine has cleared `PG_reclaim` and `PG_active`).
+//!
 //! The implementer guarantees:
 //! - list membership is reflected in `PG_LRU`: a folio it isolates has `PG_LRU` clear until it
 //!   is put back or freed; `lru_sizes` counts exactly the folios with `PG_LRU` set, by type.

@@ -374,10 +374,14 @@ impl HplGen {
         let p = self.passes[self.pass];
         (self.page, self.page_end) = self.rank.column_pages(c, p.rows);
     }
+}
+
+impl Iterator for HplGen {
+    type Item = (Touch, u64);
 
     /// The next touch and the program's CPU time that follows it.
     #[inline]
-    pub fn next(&mut self) -> Option<(Touch, u64)> {
+    fn next(&mut self) -> Option<Self::Item> {
         self.stage?;
         let p = self.passes[self.pass];
         let step = (Touch { page: self.page as u32, write: p.write, check: false }, self.compute_ns);
@@ -436,7 +440,7 @@ mod tests {
             let mut g = gen(1_000, 64, [2, 3], rank);
             let pages = g.rank.bytes().div_ceil(PAGE_SIZE);
             let mut n = 0;
-            while let Some((t, _)) = g.next() {
+            for (t, _) in g.by_ref() {
                 assert!((t.page as u64) < pages, "rank {rank}: page {} beyond {pages}", t.page);
                 n += 1;
             }
@@ -530,7 +534,7 @@ mod tests {
             let mut g = HplGen::new(&spec, thread, 4, 15_200);
             let pages = g.rank.bytes().div_ceil(PAGE_SIZE);
             let mut n = 0;
-            while let Some((t, _)) = g.next() {
+            for (t, _) in g.by_ref() {
                 assert!((t.page as u64) < pages, "thread {thread}: page {} beyond {pages}", t.page);
                 n += 1;
             }

@@ -561,22 +561,26 @@ impl Program {
         live.saturating_add(rest)
     }
 
+    /// Touches of one pass through all phases.
+    pub fn touches_per_pass(&self) -> u64 {
+        self.phases.iter().fold(0u64, |a, (_, g)| a.saturating_add(g.total_touches()))
+    }
+}
+
+impl Iterator for Program {
+    type Item = (usize, Touch);
+
     /// Next touch and the index of the mapping it falls in. Message operations are skipped
     /// and buffered file I/O comes out as a plain touch of its page (callers that model the
     /// kernel use [`Program::next_step`]).
     #[inline]
-    pub fn next(&mut self) -> Option<(usize, Touch)> {
+    fn next(&mut self) -> Option<Self::Item> {
         loop {
             match self.next_step()? {
                 Step::Touch(mi, t) | Step::Op(Op::FileIo { mi, touch: t }) => return Some((mi, t)),
                 Step::Op(_) => continue,
             }
         }
-    }
-
-    /// Touches of one pass through all phases.
-    pub fn touches_per_pass(&self) -> u64 {
-        self.phases.iter().fold(0u64, |a, (_, g)| a.saturating_add(g.total_touches()))
     }
 }
 

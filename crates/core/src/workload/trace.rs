@@ -104,9 +104,13 @@ impl TraceReplay {
         self.last_region = i - 1;
         Some(regions[i - 1])
     }
+}
+
+impl Iterator for TraceReplay {
+    type Item = (usize, Touch, Option<u64>);
 
     /// The next access: (mapping index, touch, compute ns when the phase has a `speed`).
-    pub fn next(&mut self) -> Option<(usize, Touch, Option<u64>)> {
+    fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
             return None;
         }

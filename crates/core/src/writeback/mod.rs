@@ -247,7 +247,7 @@ impl Sim {
             self.wb_start_background_writeback(clock);
         }
         let free_g = g.dirty <= throttle::freerun_ceiling(g.thresh, g.bg_thresh);
-        let free_m = m.map_or(true, |(m, _)| m.dirty <= throttle::freerun_ceiling(m.thresh, m.bg_thresh));
+        let free_m = m.is_none_or(|(m, _)| m.dirty <= throttle::freerun_ceiling(m.thresh, m.bg_thresh));
         if free_g && free_m {
             let intv = throttle::poll_interval(g.dirty, g.thresh);
             let m_intv = m.map_or(u64::MAX, |(m, _)| throttle::poll_interval(m.dirty, m.thresh));
@@ -275,15 +275,12 @@ impl Sim {
             self.update_bandwidth(now, Some((&g, m.as_ref())));
         }
         let dirty_ratelimit = self.wb.dirty_ratelimit;
-        let task_ratelimit = dirty_ratelimit * sdtc.pos_ratio >> throttle::RATELIMIT_CALC_SHIFT;
+        let task_ratelimit = (dirty_ratelimit * sdtc.pos_ratio) >> throttle::RATELIMIT_CALC_SHIFT;
         let max_pause = throttle::max_pause(sdtc.dirty, self.wb.avg_write_bandwidth, hz);
         let (min_pause, nr_dirtied_pause) = throttle::min_pause(max_pause, task_ratelimit, dirty_ratelimit, self.wb.avg_write_bandwidth, hz);
         let t = &mut self.tasks[tid as usize];
         let mut start = now;
-        let pause = if task_ratelimit == 0 {
-            max_pause
-        } else {
-            let period = hz * pages_dirtied / task_ratelimit;
+        let pause = if let Some(period) = (hz * pages_dirtied).checked_div(task_ratelimit) {
             let mut pause = period as i64;
             if t.dirty_paused_when != 0 {
                 pause -= now as i64 - t.dirty_paused_when as i64;
@@ -307,6 +304,8 @@ impl Sim {
                 pause = max_pause;
             }
             pause
+        } else {
+            max_pause
         };
         t.dirty_paused_when = start + pause;
         t.nr_dirtied = 0;

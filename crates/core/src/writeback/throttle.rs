@@ -117,8 +117,8 @@ pub fn pos_ratio_polynom(setpoint: u64, dirty: u64, limit: u64) -> i64 {
     let shift = RATELIMIT_CALC_SHIFT;
     let x = ((setpoint as i64 - dirty as i64) << shift) / ((limit.saturating_sub(setpoint)) | 1) as i64;
     let mut pos = x;
-    pos = pos * x >> shift;
-    pos = pos * x >> shift;
+    pos = (pos * x) >> shift;
+    pos = (pos * x) >> shift;
     pos += 1 << shift;
     pos.clamp(0, 2 << shift)
 }
@@ -136,7 +136,7 @@ pub fn position_ratio(d: &Domain, limit: u64, write_bw: u64) -> u64 {
     let thresh = d.thresh.max(1);
     let wb_thresh = thresh.max((limit - d.dirty) / 8);
     let x = (wb_thresh << 16) / (thresh | 1);
-    let wb_setpoint = setpoint * x >> 16;
+    let wb_setpoint = (setpoint * x) >> 16;
     let span = ((thresh.saturating_sub(wb_thresh) + 8 * write_bw) * x) >> 16;
     let x_intercept = wb_setpoint + span;
     if d.dirty < x_intercept - span / 4 {
@@ -197,7 +197,7 @@ pub fn update_write_bandwidth(bw_now: u64, avg: u64, written: u64, elapsed: u64,
 /// dirty what the device writes (`balanced_dirty_ratelimit`), from the task rate of the last
 /// interval and the measured dirty rate (pages/s), capped at the write bandwidth.
 pub fn balanced_ratelimit(dirty_ratelimit: u64, pos_ratio: u64, write_bw: u64, dirty_rate: u64) -> u64 {
-    let task_ratelimit = (dirty_ratelimit * pos_ratio >> RATELIMIT_CALC_SHIFT) + 1;
+    let task_ratelimit = ((dirty_ratelimit * pos_ratio) >> RATELIMIT_CALC_SHIFT) + 1;
     (task_ratelimit * write_bw / (dirty_rate | 1)).min(write_bw).max(1)
 }
 

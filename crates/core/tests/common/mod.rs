@@ -45,6 +45,7 @@ pub fn no_swap(text: &str) -> String {
 }
 
 /// A workload of `ntasks` tasks, each with one mapping of `size` and one phase.
+#[allow(clippy::too_many_arguments)] // the test helper spells out every dimension a test varies
 pub fn multi_task(ntasks: usize, cpus: u32, ram: &str, swap: Option<(&str, &str)>, kind: &str, size: &str, pattern: &str, cycles: f64) -> String {
     let mut s = format!("name = \"multi\"\nseed = 3\n[machine]\ncpus = {cpus}\nram = \"{ram}\"\nkernel_reserved = \"4MiB\"\n");
     if let Some((dev, sz)) = swap {

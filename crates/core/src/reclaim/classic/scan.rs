@@ -63,9 +63,7 @@ impl ClassicLru {
             ScanBalance::Equal
         } else if sc.file_is_tiny {
             ScanBalance::Anon
-        } else if v6 && sc.cache_trim_mode {
-            ScanBalance::File
-        } else if !v6 && self.profile > Profile::V2_6_28 && !self.inactive_is_low(false) && (inactive_file >> sc.priority) > 0 {
+        } else if (v6 && sc.cache_trim_mode) || (!v6 && self.profile > Profile::V2_6_28 && !self.inactive_is_low(false) && (inactive_file >> sc.priority) > 0) {
             ScanBalance::File
         } else {
             ScanBalance::Fract
@@ -100,7 +98,7 @@ impl ClassicLru {
     /// every pass, of every reclaimer, adds to the credit.
     fn get_scan_count_2_6_28(&mut self, sc: &ScanControl, mode: ScanBalance) -> [u64; 4] {
         let (ap, _, denom) = if mode == ScanBalance::Fract { self.scan_fractions() } else { (0, 0, 1) };
-        let anon_pct = if denom > 0 { 100 * ap / denom } else { 0 };
+        let anon_pct = (100 * ap).checked_div(denom).unwrap_or(0);
         let mut nr = [0u64; 4];
         for l in LruList::ALL {
             let mut scan = self.size(l) >> sc.priority;

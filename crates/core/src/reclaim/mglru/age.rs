@@ -56,7 +56,7 @@ fn suitable_to_scan(total: u64, young: u64) -> bool {
 impl MgLru {
     /// `test_bloom_filter` for the walk of `seq`: a filter never made admits everything.
     fn bloom_test(&self, seq: u64, vma: u32, pmd: u64) -> bool {
-        self.bloom[(seq % 2) as usize].as_ref().map_or(true, |b| b.test(vma, pmd))
+        self.bloom[(seq % 2) as usize].as_ref().is_none_or(|b| b.test(vma, pmd))
     }
 
     fn bloom_add(&mut self, seq: u64, vma: u32, pmd: u64) {
@@ -286,7 +286,8 @@ impl MgLru {
             // reclaimable; otherwise age if `should_run_aging` says so.
             Era::V6_1 => {
                 let (age, nr) = self.should_run_aging(s, sc.priority);
-                let ok = !young_working_set && !(self.min_ttl_ns > 0 && nr == 0 && sc.priority != DEF_PRIORITY);
+                let too_small = self.min_ttl_ns > 0 && nr == 0 && sc.priority != DEF_PRIORITY;
+                let ok = !young_working_set && !too_small;
                 if ok && age {
                     self.try_to_inc_max_seq(sim, sc, self.max_seq, s, false);
                 }

@@ -82,7 +82,7 @@ impl GenLists {
 
     /// The list a frame is physically on.
     pub fn list_of(fr: &Frame) -> Option<usize> {
-        fr.has(PG_LRU).then(|| ((fr.flags & LIST_MASK) >> LIST_SHIFT) as usize)
+        fr.has(PG_LRU).then_some(((fr.flags & LIST_MASK) >> LIST_SHIFT) as usize)
     }
 
     fn link(&mut self, frames: &mut [Frame], f: u32, l: usize, at_tail: bool) {

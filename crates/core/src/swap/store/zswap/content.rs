@@ -22,7 +22,7 @@ use crate::mm::PAGE_SIZE;
 use crate::rng::Rng;
 
 /// The random stream of the content model (distinct from every task's).
-const CONTENT_STREAM: u64 = 0x636f_6e74_656e_74;
+const CONTENT_STREAM: u64 = 0x0063_6f6e_7465_6e74;
 
 /// What one page turned out to be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
