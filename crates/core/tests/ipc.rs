@@ -179,6 +179,24 @@ fn channel_indices_are_checked() {
     assert!(e.key.contains("index"), "{e}");
 }
 
+#[test]
+fn message_fields_are_checked_where_they_belong() {
+    let base = hackbench(1, 10, "64MiB", "none");
+    // A phase names a channel array that was never declared.
+    let e = config::load(&base.replace("channel = \"sock\"\nindex", "channel = \"pipe\"\nindex"), "x.toml", &[]).unwrap_err();
+    assert!(e.key.ends_with(".channel") && e.message.contains("declared: sock"), "{e}");
+    // A touch phase carries a message field.
+    let e = config::load(&base.replacen("pattern = \"sequential\"", "pattern = \"sequential\"\nmessages = 3", 1), "x.toml", &[]).unwrap_err();
+    assert!(e.key.ends_with(".messages") && e.message.contains("belongs to message phases"), "{e}");
+    // A receiver is given a fan-out.
+    let e = config::load(&base.replace("pattern = \"recv\"", "pattern = \"recv\"\nfanout = 2"), "x.toml", &[]).unwrap_err();
+    assert!(e.key.ends_with(".fanout") && e.message.contains("send phases"), "{e}");
+    // Two channel arrays with one name.
+    let twice = base.replace("[[channel]]", "[[channel]]\nname = \"sock\"\ncount = 1\ncapacity = \"4KiB\"\n[[channel]]");
+    let e = config::load(&twice, "x.toml", &[]).unwrap_err();
+    assert_eq!(e.key, "channel.1.name", "{e}");
+}
+
 /// Golden counters of a small many-reclaimer run, per bail-out variant: 48 processes of 512 KiB each in 16 MiB (12 MiB managed).
 fn pressured(bailout: &str) -> SimResult {
     let (r, errs) = run(&hackbench_mem(6, 40, "16MiB", bailout, "512KiB"), &[]);

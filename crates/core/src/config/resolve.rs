@@ -313,6 +313,26 @@ fn validate_messages(cfg: &Config, at: At) -> Result<(), ConfigError> {
     if cfg.tasks.iter().all(|t| t.background) {
         return Err(at("task", "every task is background: the run needs at least one task to wait for".into()));
     }
+    validate_channel_arrays(cfg, at)?;
+    let mut traffic = ChannelTraffic::new(cfg);
+    for (ti, t) in cfg.tasks.iter().enumerate() {
+        if t.group_size == Some(0) {
+            return Err(at(&format!("task.{ti}.group_size"), "expected at least 1".into()));
+        }
+        if let Some((mi, _)) = t.mappings.iter().enumerate().find(|(_, m)| m.exec && m.kind != MappingKind::File) {
+            return Err(at(&format!("task.{ti}.mapping.{mi}.exec"), "exec = true needs a mapping of kind \"file\" (the kernel protects executable file pages only)".into()));
+        }
+        for (pi, ph) in t.phases.iter().enumerate() {
+            let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");
+            validate_phase_messages(cfg, t, ph, &key, at, &mut traffic)?;
+        }
+    }
+    traffic.check_balance(cfg, at)
+}
+
+/// Each `[[channel]]` array: a unique non-empty name, at least one channel, a capacity and a
+/// footprint of at least a byte; at most 10 million channels in all.
+fn validate_channel_arrays(cfg: &Config, at: At) -> Result<(), ConfigError> {
     let mut total = 0u64;
     for (ci, c) in cfg.channels.iter().enumerate() {
         if c.name.is_empty() || cfg.channels[..ci].iter().any(|o| o.name == c.name) {
@@ -332,87 +352,98 @@ fn validate_messages(cfg: &Config, at: At) -> Result<(), ConfigError> {
     if total > 10_000_000 {
         return Err(at("channel", "at most 10 million channels".into()));
     }
-    // Messages sent to / received from each channel, per array.
-    let mut sent: Vec<Vec<u64>> = cfg.channels.iter().map(|c| vec![0; c.count as usize]).collect();
-    let mut recvd: Vec<Vec<u64>> = sent.clone();
-    let mut repeated = vec![false; cfg.channels.len()];
-    for (ti, t) in cfg.tasks.iter().enumerate() {
-        if t.group_size == Some(0) {
-            return Err(at(&format!("task.{ti}.group_size"), "expected at least 1".into()));
-        }
-        if let Some((mi, _)) = t.mappings.iter().enumerate().find(|(_, m)| m.exec && m.kind != MappingKind::File) {
-            return Err(at(&format!("task.{ti}.mapping.{mi}.exec"), "exec = true needs a mapping of kind \"file\" (the kernel protects executable file pages only)".into()));
-        }
-        for (pi, ph) in t.phases.iter().enumerate() {
-            let key = |f: &str| format!("task.{ti}.phase.{pi}.{f}");
-            let msg = matches!(ph.pattern, PatternKind::Send | PatternKind::Recv);
-            if ph.access == Access::Syscall {
-                let kind = t.mappings.iter().find(|m| m.name == ph.mapping).map(|m| m.kind);
-                if kind != Some(MappingKind::File) {
-                    return Err(at(&key("access"), "access = \"syscall\" (buffered read/write) needs a mapping of kind \"file\"".into()));
-                }
-                if msg {
-                    return Err(at(&key("access"), "message phases touch their buffer through page tables: use access = \"pte\"".into()));
-                }
-            }
-            if !msg {
-                for (k, set) in [("channel", ph.channel.is_some()), ("messages", ph.messages.is_some()), ("bytes", ph.bytes.is_some()), ("fanout", ph.fanout.is_some())] {
-                    if set {
-                        return Err(at(&key(k), format!("`{k}` belongs to message phases (pattern = \"send\" or \"recv\")")));
-                    }
-                }
+    Ok(())
+}
+
+/// Messages sent to and received from each channel of each array, and which arrays a
+/// repeating task uses (its traffic has no end, so it cannot be balanced).
+struct ChannelTraffic {
+    sent: Vec<Vec<u64>>,
+    received: Vec<Vec<u64>>,
+    repeated: Vec<bool>,
+}
+
+impl ChannelTraffic {
+    fn new(cfg: &Config) -> Self {
+        let sent: Vec<Vec<u64>> = cfg.channels.iter().map(|c| vec![0; c.count as usize]).collect();
+        ChannelTraffic { received: sent.clone(), sent, repeated: vec![false; cfg.channels.len()] }
+    }
+
+    /// No receiver of a channel that no repeating task uses waits for more messages than
+    /// its senders send (it would block forever).
+    fn check_balance(&self, cfg: &Config, at: At) -> Result<(), ConfigError> {
+        for (ci, c) in cfg.channels.iter().enumerate() {
+            if self.repeated[ci] {
                 continue;
             }
-            let Some(name) = &ph.channel else {
-                return Err(at(&key("pattern"), "a message phase needs `channel`".into()));
-            };
-            let Some(ci) = cfg.channels.iter().position(|c| &c.name == name) else {
-                let names: Vec<&str> = cfg.channels.iter().map(|c| c.name.as_str()).collect();
-                return Err(at(&key("channel"), format!("no [[channel]] named {name:?} (declared: {})", if names.is_empty() { "none".into() } else { names.join(", ") })));
-            };
-            let Some(n) = ph.messages.filter(|&n| n > 0) else {
-                return Err(at(&key("messages"), "a message phase needs `messages` >= 1".into()));
-            };
-            if ph.pattern == PatternKind::Recv && (ph.fanout.is_some() || ph.bytes.is_some()) {
-                return Err(at(&key("fanout"), "`fanout` and `bytes` belong to send phases; a receiver takes what arrives".into()));
+            let (sent, recvd) = (&self.sent[ci], &self.received[ci]);
+            if let Some(k) = (0..c.count as usize).find(|&k| recvd[k] > sent[k]) {
+                return Err(at(
+                    &format!("channel.{ci}"),
+                    format!("channel {:?}[{k}]: receivers wait for {} messages but senders send {}: the receivers would block forever", c.name, recvd[k], sent[k]),
+                ));
             }
-            if ph.fanout == Some(0) {
-                return Err(at(&key("fanout"), "expected at least 1 destination".into()));
-            }
-            if ph.bytes.is_some_and(|b| b.0 == 0 || b.0 > u32::MAX as u64) {
-                return Err(at(&key("bytes"), "expected 1 byte .. 4 GiB per message".into()));
-            }
-            let count = cfg.channels[ci].count as u64;
-            if t.repeat {
-                repeated[ci] = true;
-            }
-            for inst in 0..t.instances {
-                let r = phase_channels(t, ph, inst);
-                if r.end > count {
-                    return Err(at(
-                        &key("index"),
-                        format!("instance {inst} of task {:?} uses channels {}..{} of {name:?}, which has {count} (give the channel array `count = {}` or change `index`/`fanout`/`group_size`)", t.name, r.start, r.end, r.end.max(count)),
-                    ));
-                }
-                for c in r {
-                    if ph.pattern == PatternKind::Send {
-                        sent[ci][c as usize] += n;
-                    } else {
-                        recvd[ci][c as usize] += n;
-                    }
-                }
-            }
+        }
+        Ok(())
+    }
+}
+
+/// One phase's message fields: only message phases have them, a message phase names a
+/// declared channel array and a message count, and every instance's channels lie inside the
+/// array. Adds the phase's messages to `traffic`.
+fn validate_phase_messages(cfg: &Config, t: &TaskSpec, ph: &PhaseSpec, key: &dyn Fn(&str) -> String, at: At, traffic: &mut ChannelTraffic) -> Result<(), ConfigError> {
+    let msg = matches!(ph.pattern, PatternKind::Send | PatternKind::Recv);
+    if ph.access == Access::Syscall {
+        let kind = t.mappings.iter().find(|m| m.name == ph.mapping).map(|m| m.kind);
+        if kind != Some(MappingKind::File) {
+            return Err(at(&key("access"), "access = \"syscall\" (buffered read/write) needs a mapping of kind \"file\"".into()));
+        }
+        if msg {
+            return Err(at(&key("access"), "message phases touch their buffer through page tables: use access = \"pte\"".into()));
         }
     }
-    for (ci, c) in cfg.channels.iter().enumerate() {
-        if repeated[ci] {
-            continue;
+    if !msg {
+        for (k, set) in [("channel", ph.channel.is_some()), ("messages", ph.messages.is_some()), ("bytes", ph.bytes.is_some()), ("fanout", ph.fanout.is_some())] {
+            if set {
+                return Err(at(&key(k), format!("`{k}` belongs to message phases (pattern = \"send\" or \"recv\")")));
+            }
         }
-        if let Some(k) = (0..c.count as usize).find(|&k| recvd[ci][k] > sent[ci][k]) {
+        return Ok(());
+    }
+    let Some(name) = &ph.channel else {
+        return Err(at(&key("pattern"), "a message phase needs `channel`".into()));
+    };
+    let Some(ci) = cfg.channels.iter().position(|c| &c.name == name) else {
+        let names: Vec<&str> = cfg.channels.iter().map(|c| c.name.as_str()).collect();
+        return Err(at(&key("channel"), format!("no [[channel]] named {name:?} (declared: {})", if names.is_empty() { "none".into() } else { names.join(", ") })));
+    };
+    let Some(n) = ph.messages.filter(|&n| n > 0) else {
+        return Err(at(&key("messages"), "a message phase needs `messages` >= 1".into()));
+    };
+    if ph.pattern == PatternKind::Recv && (ph.fanout.is_some() || ph.bytes.is_some()) {
+        return Err(at(&key("fanout"), "`fanout` and `bytes` belong to send phases; a receiver takes what arrives".into()));
+    }
+    if ph.fanout == Some(0) {
+        return Err(at(&key("fanout"), "expected at least 1 destination".into()));
+    }
+    if ph.bytes.is_some_and(|b| b.0 == 0 || b.0 > u32::MAX as u64) {
+        return Err(at(&key("bytes"), "expected 1 byte .. 4 GiB per message".into()));
+    }
+    let count = cfg.channels[ci].count as u64;
+    if t.repeat {
+        traffic.repeated[ci] = true;
+    }
+    for inst in 0..t.instances {
+        let r = phase_channels(t, ph, inst);
+        if r.end > count {
             return Err(at(
-                &format!("channel.{ci}"),
-                format!("channel {:?}[{k}]: receivers wait for {} messages but senders send {}: the receivers would block forever", c.name, recvd[ci][k], sent[ci][k]),
+                &key("index"),
+                format!("instance {inst} of task {:?} uses channels {}..{} of {name:?}, which has {count} (give the channel array `count = {}` or change `index`/`fanout`/`group_size`)", t.name, r.start, r.end, r.end.max(count)),
             ));
+        }
+        let per_channel = if ph.pattern == PatternKind::Send { &mut traffic.sent[ci] } else { &mut traffic.received[ci] };
+        for c in r {
+            per_channel[c as usize] += n;
         }
     }
     Ok(())
