@@ -297,27 +297,17 @@ impl Worker {
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
         let threshold = self.opts.fault_threshold_ns;
-        let mut touch_h = Histogram::default();
-        let mut fault_h = Histogram::default();
         let bases: Vec<(*mut u8, u64)> = self.mappings.iter().map(|m| (m.region.ptr, m.pages)).collect();
         let mut io = FileIo::default();
         let mut phase = 0usize;
         let mut left_in_phase = self.phases.first().map(|p| p.0).unwrap_or(0);
         let mut compute = self.phases.first().map(|p| p.1).unwrap_or(0);
-        let (min0, maj0) = sys::thread_faults();
-        let wait0 = runqueue_wait_ns();
-        let start = now_ns();
-        let cpu0 = sys::thread_cpu_ns();
-        let deadline = self.time_limit_ns.map(|l| start + l);
-        let mut touches = 0u64;
-        let mut compute_ns = 0u64;
+        let mut tally = Tally::start(self.program.phase_count());
+        let deadline = self.time_limit_ns.map(|l| tally.start + l);
         let mut sink = 0u64;
-        let mut time_limited = false;
-        let mut last = start;
-        let mut phase_times = PhaseTimes::new(self.program.phase_count(), start, 0);
         while let Some(step) = self.program.next_step() {
-            if self.program.phase() != phase_times.current() {
-                phase_times.enter(self.program.phase(), last, sys::thread_cpu_ns() - cpu0);
+            if self.program.phase() != tally.phase_times.current() {
+                tally.phase_times.enter(self.program.phase(), tally.last, sys::thread_cpu_ns() - tally.cpu0);
             }
             let (mi, t, syscall) = match step {
                 Step::Touch(mi, t) => (mi, t, false),
@@ -331,89 +321,142 @@ impl Worker {
                 compute = self.phases[phase].1;
             }
             left_in_phase -= 1;
-            let (base, pages) = bases[mi];
-            debug_assert!((t.page as u64) < pages);
-            let off = word_offset(t.page as usize);
-            // With a content model, a write stores the value the page's content has in this word.
-            let value = match (t.write, self.filler.as_ref()) {
-                (true, Some(f)) => f.touch_value(mi, t.page as usize, (off % PAGE_SIZE as usize) / 8).unwrap_or(touches | 1),
-                _ => touches | 1,
-            };
-            let (got, t0, t1) = timed(|| {
-                if syscall {
-                    let fd = self.mappings[mi].fd.as_ref().expect("validated: buffered I/O names a file mapping");
-                    io.page(fd, t)
-                } else {
-                    // SAFETY: page < mapping pages (the generator's contract), so the word lies
-                    // inside the mapping; the mapping is PROT_READ|PROT_WRITE.
-                    unsafe {
-                        let word = base.add(off) as *mut u64;
-                        // A checked store loads the word first (usemem's verify of its last pass).
-                        let seen = if t.check { touch_word(word, false, 0) } else { 0 };
-                        seen.wrapping_add(touch_word(word, t.write, value))
-                    }
-                }
-            });
+            let (got, t0, t1) = self.touch(&mut io, bases[mi], mi, t, syscall, tally.touches);
             sink = sink.wrapping_add(got);
-            if let (true, Some(f)) = (t.write, self.filler.as_mut()) {
-                // SAFETY: the page lies inside mapping mi (as above), writable.
-                unsafe { f.after_write(mi, t.page as usize, base.add(t.page as usize * PAGE_SIZE as usize)) };
-            }
             let lat = t1 - t0;
-            touch_h.record(lat);
+            tally.touch_h.record(lat);
             if lat > threshold {
-                fault_h.record(lat);
+                tally.fault_h.record(lat);
             }
-            touches += 1;
-            last = t1;
+            tally.touches += 1;
+            tally.last = t1;
             if compute > 0 {
-                let until = t1 + compute;
-                let mut c = t1;
-                while c < until {
-                    std::hint::spin_loop();
-                    c = now_ns();
-                }
-                compute_ns += c - t1;
-                last = c;
+                tally.last = spin_until(t1 + compute);
+                tally.compute_ns += tally.last - t1;
             }
-            if let Some(d) = deadline {
-                if last >= d {
-                    time_limited = true;
-                    break;
-                }
+            if deadline.is_some_and(|d| tally.last >= d) {
+                tally.time_limited = true;
+                break;
             }
         }
         std::hint::black_box(sink);
-        let end = last.max(start);
-        let cpu = sys::thread_cpu_ns() - cpu0;
+        self.result(tally, &io)
+    }
+
+    /// One touch of page `t.page` of mapping `mi` (at `base`, of `pages` pages): a pread() or
+    /// pwrite() of the page for a buffered-I/O phase, otherwise a load or store of one word
+    /// through the page tables. Returns what was read and the touch's start and end time.
+    #[inline(always)]
+    fn touch(&mut self, io: &mut FileIo, (base, pages): (*mut u8, u64), mi: usize, t: Touch, syscall: bool, touches: u64) -> (u64, u64, u64) {
+        debug_assert!((t.page as u64) < pages);
+        let off = word_offset(t.page as usize);
+        // With a content model, a write stores the value the page's content has in this word.
+        let value = match (t.write, self.filler.as_ref()) {
+            (true, Some(f)) => f.touch_value(mi, t.page as usize, (off % PAGE_SIZE as usize) / 8).unwrap_or(touches | 1),
+            _ => touches | 1,
+        };
+        let timed_touch = timed(|| {
+            if syscall {
+                let fd = self.mappings[mi].fd.as_ref().expect("validated: buffered I/O names a file mapping");
+                io.page(fd, t)
+            } else {
+                // SAFETY: page < mapping pages (the generator's contract), so the word lies
+                // inside the mapping; the mapping is PROT_READ|PROT_WRITE.
+                unsafe {
+                    let word = base.add(off) as *mut u64;
+                    // A checked store loads the word first (usemem's verify of its last pass).
+                    let seen = if t.check { touch_word(word, false, 0) } else { 0 };
+                    seen.wrapping_add(touch_word(word, t.write, value))
+                }
+            }
+        });
+        if let (true, Some(f)) = (t.write, self.filler.as_mut()) {
+            // SAFETY: the page lies inside mapping mi (as above), writable.
+            unsafe { f.after_write(mi, t.page as usize, base.add(t.page as usize * PAGE_SIZE as usize)) };
+        }
+        timed_touch
+    }
+
+    fn result(&self, tally: Tally, io: &FileIo) -> WorkerResult {
+        let end = tally.last.max(tally.start);
+        let cpu = sys::thread_cpu_ns() - tally.cpu0;
         let (min1, maj1) = sys::thread_faults();
         let wait1 = runqueue_wait_ns();
-        let elapsed = end - start;
+        let elapsed = end - tally.start;
         WorkerResult {
             name: self.name.clone(),
             instance: self.instance,
             pid: std::process::id(),
-            start_mono_ns: start,
+            start_mono_ns: tally.start,
             end_mono_ns: end,
             elapsed_ns: elapsed,
-            touches,
-            phase_elapsed_ns: phase_times.until(end),
+            touches: tally.touches,
+            phase_elapsed_ns: tally.phase_times.until(end),
             cpu_ns: cpu,
-            phase_cpu_ns: phase_times.cpu_until(cpu),
-            minor_faults: min1 - min0,
-            major_faults: maj1 - maj0,
-            touch_latency_ns: touch_h.percentiles(),
-            fault_latency_ns: fault_h.percentiles(),
-            slow_touches: fault_h.count(),
-            fault_threshold_ns: threshold,
-            throughput_bytes_per_s: if elapsed == 0 { 0.0 } else { touches as f64 * PAGE_SIZE as f64 / (elapsed as f64 / 1e9) },
+            phase_cpu_ns: tally.phase_times.cpu_until(cpu),
+            minor_faults: min1 - tally.faults0.0,
+            major_faults: maj1 - tally.faults0.1,
+            touch_latency_ns: tally.touch_h.percentiles(),
+            fault_latency_ns: tally.fault_h.percentiles(),
+            slow_touches: tally.fault_h.count(),
+            fault_threshold_ns: self.opts.fault_threshold_ns,
+            throughput_bytes_per_s: if elapsed == 0 { 0.0 } else { tally.touches as f64 * PAGE_SIZE as f64 / (elapsed as f64 / 1e9) },
             file_reads: io.reads,
             file_writes: io.writes,
-            time_limited,
-            compute_ns,
-            runqueue_wait_ns: wait1.saturating_sub(wait0),
+            time_limited: tally.time_limited,
+            compute_ns: tally.compute_ns,
+            runqueue_wait_ns: wait1.saturating_sub(tally.wait0),
         }
     }
+}
+
+/// What a worker's run measures as it goes, from the thread's counters at its start.
+struct Tally {
+    start: u64,
+    cpu0: u64,
+    faults0: (u64, u64),
+    wait0: u64,
+    /// The end of the last touch (or of the compute after it).
+    last: u64,
+    touches: u64,
+    compute_ns: u64,
+    time_limited: bool,
+    touch_h: Histogram,
+    fault_h: Histogram,
+    phase_times: PhaseTimes,
+}
+
+impl Tally {
+    fn start(phase_count: usize) -> Self {
+        let faults0 = sys::thread_faults();
+        let wait0 = runqueue_wait_ns();
+        let start = now_ns();
+        let cpu0 = sys::thread_cpu_ns();
+        Tally {
+            start,
+            cpu0,
+            faults0,
+            wait0,
+            last: start,
+            touches: 0,
+            compute_ns: 0,
+            time_limited: false,
+            touch_h: Histogram::default(),
+            fault_h: Histogram::default(),
+            phase_times: PhaseTimes::new(phase_count, start, 0),
+        }
+    }
+}
+
+/// Spin on the CPU until CLOCK_MONOTONIC reaches `until` (the phase's `compute` after a
+/// touch, charged as the simulator charges it); returns the time it stopped.
+fn spin_until(until: u64) -> u64 {
+    let mut c = now_ns();
+    while c < until {
+        std::hint::spin_loop();
+        c = now_ns();
+    }
+    c
 }
 
 /// Buffered read()/write() of whole pages, with one page-sized user buffer.
