@@ -306,18 +306,7 @@ impl Device {
     fn fill_driver(&mut self, now: u64) {
         let depth = self.params.queue_depth.unwrap_or(self.params.parallelism) as usize;
         while self.busy_channels as usize + self.driver.len() < depth {
-            let next = match self.params.scheduler.as_str() {
-                "deadline" => {
-                    let t = self.tunables();
-                    self.deadline.dispatch(&t, now)
-                }
-                "cfq" => {
-                    let t = self.cfq_tunables();
-                    self.cfq.dispatch(&t, now)
-                }
-                _ => self.sqs.arbitrate(self.params.arbitration_burst),
-            };
-            let Some(q) = next else { break };
+            let Some(q) = self.elevator_dispatch(now) else { break };
             self.driver.push_back(q);
         }
     }
@@ -390,27 +379,31 @@ impl Device {
         self.busy_channels -= 1;
         self.writes_in_service -= write as u32;
         self.allocated[write as usize] -= 1;
+        if self.is_cfq() {
+            let t = self.cfq_tunables();
+            self.cfq.completed(&t, now);
+        }
         if self.driver_queue() {
-            if self.is_cfq() {
-                let t = self.cfq_tunables();
-                self.cfq.completed(&t, now);
-            }
             self.fill_driver(now);
             return self.start_from_driver(now);
         }
-        let next = match self.params.scheduler.as_str() {
+        self.elevator_dispatch(now).map(|q| (q.token, self.start(now, q.req, q.at)))
+    }
+
+    /// The next request the elevator gives the driver: deadline's or CFQ's choice, or with
+    /// "none" the controller's next command among the submission queues.
+    fn elevator_dispatch(&mut self, now: u64) -> Option<Queued> {
+        match self.params.scheduler.as_str() {
             "deadline" => {
                 let t = self.tunables();
                 self.deadline.dispatch(&t, now)
             }
             "cfq" => {
                 let t = self.cfq_tunables();
-                self.cfq.completed(&t, now);
                 self.cfq.dispatch(&t, now)
             }
             _ => self.sqs.arbitrate(self.params.arbitration_burst),
-        };
-        next.map(|q| (q.token, self.start(now, q.req, q.at)))
+        }
     }
 
     /// A CFQ idle timer armed since the last call (its expiry time): the caller calls
