@@ -242,11 +242,31 @@ impl Cfq {
     }
 
     pub fn insert(&mut self, t: &CfqTunables, q: Queued, owner: CfqOwner) -> Insert {
+        self.insert_as(t, q, owner, true)
+    }
+
+    /// [`Cfq::insert`] of a request that got its own request after sleeping for one: it is
+    /// not merged again.
+    pub fn insert_unmerged(&mut self, t: &CfqTunables, q: Queued, owner: CfqOwner) {
+        self.insert_as(t, q, owner, false);
+    }
+
+    /// A merge of `q` into a queued request of its process's queue (`cfq_allow_merge`), if
+    /// it has one; nothing else changes.
+    pub fn merge_only(&mut self, t: &CfqTunables, q: &Queued, owner: CfqOwner) -> Option<u32> {
+        let owner = if q.req.write { CfqOwner::Async } else { owner };
+        let c = self.queues.iter_mut().find(|c| c.owner == owner)?;
+        super::deadline::try_merge(c.fifo.iter_mut(), q, t.max_request_pages)
+    }
+
+    fn insert_as(&mut self, t: &CfqTunables, q: Queued, owner: CfqOwner, merge: bool) -> Insert {
         let owner = if q.req.write { CfqOwner::Async } else { owner };
         let i = self.queue_of(owner, q.at);
         self.enqueued(t, i, &q);
-        if let Some(token) = super::deadline::try_merge(self.queues[i].fifo.iter_mut(), &q, t.max_request_pages) {
-            return Insert::Merged(token);
+        if merge {
+            if let Some(token) = super::deadline::try_merge(self.queues[i].fifo.iter_mut(), &q, t.max_request_pages) {
+                return Insert::Merged(token);
+            }
         }
         self.queues[i].fifo.push(q);
         if self.active != Some(i) && !self.rr.contains(&i) {

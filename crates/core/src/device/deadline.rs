@@ -99,6 +99,16 @@ impl Deadline {
         Insert::Queued
     }
 
+    /// Merge `q` into a queued request of its direction if it can, else leave it out.
+    pub fn merge_only(&mut self, t: &DeadlineTunables, q: &Queued) -> Option<u32> {
+        try_merge(self.fifo[q.req.write as usize].iter_mut(), q, t.max_request_pages)
+    }
+
+    /// Queue `q` as a request of its own (it got a request after sleeping for one).
+    pub fn push_unmerged(&mut self, q: Queued) {
+        self.fifo[q.req.write as usize].push(q);
+    }
+
     /// The next request in sector order at or after the last dispatched one's end.
     fn next_in_sort(&self, write: bool) -> Option<usize> {
         let pos = self.pos[write as usize];

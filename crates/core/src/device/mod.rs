@@ -27,6 +27,21 @@
 //! layer's plug does, up to `max_request_pages`. The submitter pays the block layer's five
 //! stages per request (`blk.rs`). Synchronous devices (zram, brd) have no queue: the caller does the copy or
 //! (de)compression in its own context (kernel-algorithms.md §1.7, §6.3).
+//!
+//! The read request pool (`Device::read_pool`, the legacy request queue of 2.6.28–4.14): a
+//! queue holds at most `nr_requests` read requests (`rl->count[READ]`, 2.6.28 block/blk-core.c
+//! `get_request`); a read that merges into a queued request needs none, and one that finds
+//! the pool empty sleeps in `get_request_wait` (an exclusive wait: `__freed_request` wakes one
+//! sleeper per freed read request, in the order they slept) and enters the elevator when it
+//! gets its request, stamped with that time (`rq->start_time`). Until then CFQ does not see it:
+//! with a thousand processes swapping in at once CFQ serves at most `nr_requests` of their
+//! queues, not all of them. The one exemption modelled is CFQ's `cfq_may_queue` returning
+//! ELV_MQUEUE_MUST for the process it idles for (its read starts at once, below). Writes are
+//! bounded before they get here (their submitters sleep in engine/congestion.rs). Not
+//! modelled: the "batching" allowance (a woken sleeper may take up to BLK_BATCH_REQ more
+//! requests within BLK_BATCH_TIME, to 3/2 x `nr_requests`: a swap-in takes one request per
+//! fault), and the woken task's run to its retry (the request enters the elevator at the
+//! wake-up).
 
 pub mod blk;
 pub mod cfq;
@@ -89,6 +104,14 @@ pub struct Device {
     /// can be set against the host's (the disk's state during the run against its calibration).
     pub reads: u64,
     pub read_ticks_ns: u64,
+    /// The legacy request queue's bounded read pool (module doc): set by the engine for the
+    /// 2.6.28–4.14 profiles on devices with an elevator ("deadline", "cfq").
+    pub read_pool: bool,
+    /// Reads asleep in `get_request_wait` for a read request, in the order they slept, with
+    /// the process whose CFQ queue they go to.
+    read_waiters: VecDeque<(Queued, CfqOwner)>,
+    /// The most reads ever asleep there at once.
+    pub read_waiters_max: u64,
 }
 
 /// What [`Device::submit`] did with a request.
@@ -137,6 +160,9 @@ impl Device {
             busy_ns: 0,
             reads: 0,
             read_ticks_ns: 0,
+            read_pool: false,
+            read_waiters: VecDeque::new(),
+            read_waiters_max: 0,
         }
     }
 
@@ -353,6 +379,15 @@ impl Device {
             self.allocate(req.write);
             return Submitted::Started(self.start(now, req, now));
         }
+        if self.read_pool_full(req.write) {
+            // __make_request: a bio that merges needs no request; else get_request_wait.
+            if let Some(into) = self.merge_only(&q, cfq_owner) {
+                return Submitted::Merged(into);
+            }
+            self.read_waiters.push_back((q, cfq_owner));
+            self.read_waiters_max = self.read_waiters_max.max(self.read_waiters.len() as u64);
+            return Submitted::Queued;
+        }
         let inserted = match self.params.scheduler.as_str() {
             "deadline" => self.deadline.insert(&self.tunables(), q),
             "cfq" => self.cfq.insert(&self.cfq_tunables(), q, cfq_owner),
@@ -383,11 +418,44 @@ impl Device {
             let t = self.cfq_tunables();
             self.cfq.completed(&t, now);
         }
+        if !write {
+            self.admit_read_waiters(now);
+        }
         if self.driver_queue() {
             self.fill_driver(now);
             return self.start_from_driver(now);
         }
         self.elevator_dispatch(now).map(|q| (q.token, self.start(now, q.req, q.at)))
+    }
+
+    /// Is a new read's request pool (module doc) empty?
+    fn read_pool_full(&self, write: bool) -> bool {
+        self.read_pool && !write && self.allocated[0] >= self.params.nr_requests as u64
+    }
+
+    /// A merge into a queued request of the elevator, without queueing `q` otherwise
+    /// (`elv_merge` before `get_request`): the token it merged into.
+    fn merge_only(&mut self, q: &Queued, owner: CfqOwner) -> Option<u32> {
+        match self.params.scheduler.as_str() {
+            "deadline" => self.deadline.merge_only(&self.tunables(), q),
+            "cfq" => self.cfq.merge_only(&self.cfq_tunables(), q, owner),
+            _ => None,
+        }
+    }
+
+    /// `__freed_request`: each read request freed below `nr_requests` wakes the longest
+    /// sleeper in `get_request_wait`, whose read enters the elevator now as a request of its
+    /// own (it does not try to merge again).
+    fn admit_read_waiters(&mut self, now: u64) {
+        while !self.read_pool_full(false) {
+            let Some((mut q, owner)) = self.read_waiters.pop_front() else { return };
+            q.at = now;
+            self.allocate(false);
+            match self.params.scheduler.as_str() {
+                "deadline" => self.deadline.push_unmerged(q),
+                _ => self.cfq.insert_unmerged(&self.cfq_tunables(), q, owner),
+            }
+        }
     }
 
     /// The next request the elevator gives the driver: deadline's or CFQ's choice, or with
@@ -432,7 +500,7 @@ impl Device {
 
     /// Requests started but not finished plus those waiting.
     pub fn in_flight(&self) -> u64 {
-        self.busy_channels as u64 + self.driver.len() as u64 + self.queued() as u64
+        self.busy_channels as u64 + self.driver.len() as u64 + self.queued() as u64 + self.read_waiters.len() as u64
     }
 
     /// Requests of one direction (`write`) holding a slot, queued or in service; a request
@@ -623,6 +691,51 @@ mod tests {
         }
         assert_eq!(ssd.submit(0, r(999), 9), Submitted::Queued, "all channels busy: it waits");
         assert_eq!(ssd.complete(done[0], false), Some((9, done[0] + access + transfer)));
+    }
+
+    /// 2.6.28's read pool: with `nr_requests` reads held, a new read from another process
+    /// sleeps for a request outside CFQ; each completed read lets the longest sleeper in, as
+    /// a request of its own stamped with that time; a read that merges needs no request.
+    #[test]
+    fn reads_past_nr_requests_wait_for_a_request_in_the_order_they_came() {
+        let mut p = DeviceParams::preset("hdd").unwrap();
+        p.scheduler = "cfq".into();
+        p.nr_requests = 4;
+        let mut hdd = Device::new("hdd", p, 1 << 20, Rng::new(1));
+        hdd.read_pool = true;
+        let r = |start| Request { start, pages: 1, write: false };
+        // Process i reads page 1000 x i: one starts, three queue in CFQ, the rest sleep.
+        let Submitted::Started(mut t) = hdd.submit_for(0, r(0), 0, Some(0), 0) else { panic!() };
+        for i in 1..8u32 {
+            assert_eq!(hdd.submit_for(10, r(1000 * i as u64), i, Some(i), 0), Submitted::Queued);
+        }
+        assert_eq!(hdd.allocated(false), 4, "the pool holds nr_requests reads");
+        assert_eq!(hdd.read_waiters.len(), 4);
+        assert_eq!(hdd.in_flight(), 8);
+        // Process 5 reads the page after its first: merged, no request needed.
+        assert_eq!(hdd.submit_for(20, r(5001), 50, Some(5), 0), Submitted::Queued, "process 5's first read has no request yet");
+        assert_eq!(hdd.submit_for(20, r(1001), 51, Some(1), 0), Submitted::Merged(1), "merges into process 1's queued read");
+        let mut order = Vec::new();
+        loop {
+            // A completion starts the next read, or CFQ idles for the process first.
+            let mut next = hdd.complete(t, false);
+            if let Some(until) = hdd.take_idle_timer() {
+                assert!(next.is_none());
+                next = hdd.idle_timer(until, until);
+            }
+            let Some((token, done)) = next else { break };
+            order.push(token);
+            assert!(hdd.allocated(false) <= 4);
+            t = done;
+        }
+        assert_eq!(hdd.allocated(false), 0);
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(sorted, vec![1, 2, 3, 4, 5, 6, 7, 50], "every read is served once");
+        // The sleepers got their requests in the order they slept (4, 5, 6, 7, then 50) and
+        // their queues their slices in that order; 50 is process 5's second read, which its
+        // slice serves after its first.
+        assert_eq!(order, vec![1, 2, 3, 4, 5, 50, 6, 7]);
     }
 
     #[test]

@@ -142,6 +142,12 @@ impl Sim {
             barriers: barrier::Barriers::default(),
             wb: crate::writeback::WbState::new(c),
         };
+        // The legacy request queue bounds the reads an elevator holds (device/mod.rs); blk-mq's
+        // tags are not modelled for reads.
+        let legacy_queue = profile <= crate::config::Profile::V4_14;
+        for d in sim.swap.areas.iter_mut().map(|a| &mut a.device).chain(std::iter::once(&mut sim.io.file_dev)) {
+            d.read_pool = legacy_queue && d.params.scheduler != "none";
+        }
         sim.build_tasks();
         sim.ipc_count_readers();
         sim.kswapd = sim.spawn_kthread(Box::new(crate::reclaim::kswapd::Kswapd), None);
