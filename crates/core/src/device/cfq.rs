@@ -6,8 +6,12 @@
 //! round-robin order. Within a queue requests go in sector order from the head position (one
 //! way, then from the lowest sector), except that the oldest is served first when its FIFO
 //! deadline (`fifo_expire_sync` 125 ms, `fifo_expire_async` 250 ms) has passed at the start of
-//! a slice. A synchronous request arriving while the asynchronous queue holds the disk ends
-//! that slice (`cfq_should_preempt`). Requests merge, back and front, with queued requests of
+//! a slice. A new request of another queue preempts the active one (`cfq_should_preempt`,
+//! 2.6.28) when the active slice is used up, when it is synchronous and the asynchronous queue
+//! holds the disk, or when CFQ idles for the active process and the request lies within that
+//! process's mean seek distance of the head (`cfq_rq_close`); the preempting queue is put at
+//! the front of the service tree (`cfq_preempt_queue`: key 0) and so is served next, and an
+//! idle wait it ends ends at once. Requests merge, back and front, with queued requests of
 //! the same queue (`cfq_allow_merge`: never a read into a write's queue).
 //!
 //! Idling (`cfq_arm_slice_timer`): when the last request of the active synchronous queue
@@ -181,6 +185,9 @@ pub struct Cfq {
     slice_new: bool,
     /// The active queue has dispatched in this slice (the FIFO is checked at its start).
     dispatched_in_slice: bool,
+    /// The active slice was preempted and the preempting queue waits at the front of `rr`
+    /// (the kernel has no active queue until it is selected, so nothing else preempts).
+    preempted: bool,
     /// Where the last dispatched request ended.
     pos: u64,
     /// The active queue is empty and CFQ waits for its process's next request until this time
@@ -235,6 +242,7 @@ impl Cfq {
 
     /// A new active queue; its slice is timed from its first completion.
     fn activate(&mut self, i: usize) {
+        self.preempted = false;
         self.active = Some(i);
         self.slice_end = u64::MAX;
         self.slice_new = true;
@@ -268,17 +276,53 @@ impl Cfq {
                 return Insert::Merged(token);
             }
         }
+        let (start, now) = (q.req.start, q.at);
         self.queues[i].fifo.push(q);
         if self.active != Some(i) && !self.rr.contains(&i) {
             self.rr.push_back(i);
         }
-        if let (CfqOwner::Sync(_), Some(a)) = (owner, self.active) {
-            if self.queues[a].owner == CfqOwner::Async {
-                self.slice_end = 0; // preempt the asynchronous slice
-                self.slice_new = false;
-            }
+        if self.should_preempt(i, start, now) {
+            self.preempt(i);
         }
         Insert::Queued
+    }
+
+    /// `cfq_should_preempt` (2.6.28) for a new request at page `start` of queue `i`, which is
+    /// not the active one: the active queue has used up its slice; or the request is
+    /// synchronous and the active queue is the asynchronous one; or CFQ idles for the active
+    /// process and the request is within that process's mean seek distance of where the head
+    /// is (`cfq_rq_close`, once its seek mean is valid). No active queue, or one already
+    /// preempted, is never preempted (the kernel has no active queue then).
+    fn should_preempt(&self, i: usize, start: u64, now: u64) -> bool {
+        let Some(a) = self.active else { return false };
+        if a == i || self.preempted {
+            return false;
+        }
+        if !self.slice_new && now >= self.slice_end {
+            return true;
+        }
+        let active = &self.queues[a];
+        if matches!(self.queues[i].owner, CfqOwner::Sync(_)) && active.owner == CfqOwner::Async {
+            return true;
+        }
+        self.idle_until.is_some() && active.seek_samples > SAMPLE_VALID && (start * SECTORS_PER_PAGE).abs_diff(self.pos * SECTORS_PER_PAGE) <= active.seek_mean
+    }
+
+    /// `cfq_preempt_queue`: the active slice ends and queue `i` goes to the front of the
+    /// service tree (`cfq_service_tree_add(.., 1)`: key 0), so it is served next. An idle wait
+    /// it ends is ended at once (the kernel's `blk_start_queueing` after the preemption): the
+    /// idle timer is re-armed for now.
+    fn preempt(&mut self, i: usize) {
+        self.slice_end = 0;
+        self.slice_new = false;
+        self.preempted = true;
+        self.rr.retain(|&x| x != i);
+        self.rr.push_front(i);
+        if let Some(u) = self.idle_until {
+            let now = self.queues[i].fifo.last().map_or(u, |x| x.at);
+            self.idle_until = Some(now);
+            self.armed = Some(now);
+        }
     }
 
     /// The request to start now, if any.
@@ -632,6 +676,43 @@ mod tests {
         assert_eq!(c.insert(&t, q(6, 6002, false, 4), CfqOwner::Sync(8)), Insert::Queued, "another process's queue");
     }
 
+    /// Guards `cfq_preempt_queue`'s `cfq_service_tree_add(cfqd, cfqq, 1)`: a read that ends
+    /// the write slice is served next, ahead of the readers already waiting their turn; one
+    /// preemption at a time (the next read waits in line).
+    #[test]
+    fn a_read_that_preempts_the_write_slice_is_served_before_the_waiting_readers() {
+        let t = CfqTunables::DEFAULT;
+        let mut c = Cfq::default();
+        c.insert(&t, q(1, 100, true, 0), CfqOwner::Async);
+        c.insert(&t, q(2, 300, true, 0), CfqOwner::Async);
+        c.insert(&t, q(10, 100_000, false, 0), CfqOwner::Sync(10));
+        c.insert(&t, q(11, 110_000, false, 0), CfqOwner::Sync(11));
+        assert_eq!(c.dispatch(&t, 1).unwrap().token, 1, "the async queue's turn came first");
+        c.insert(&t, q(12, 120_000, false, 2), CfqOwner::Sync(12));
+        c.insert(&t, q(13, 130_000, false, 2), CfqOwner::Sync(13));
+        let order: Vec<u32> = (3..8).map(|k| c.dispatch(&t, k).unwrap().token).collect();
+        assert_eq!(order, vec![12, 10, 11, 13, 2], "process 12's read preempted the write slice and went first; 13 waits its turn");
+    }
+
+    /// Guards `cfq_should_preempt`'s first test: once the active slice is used up, a new
+    /// queue's request goes first even though other queues waited longer.
+    #[test]
+    fn a_request_arriving_after_the_active_slice_ran_out_goes_first() {
+        let t = CfqTunables::DEFAULT;
+        let mut c = Cfq::default();
+        for k in 0..40u32 {
+            c.insert(&t, q(k, 1000 + 2 * k as u64, false, 0), CfqOwner::Sync(1));
+        }
+        c.insert(&t, q(100, 500_000, false, 0), CfqOwner::Sync(2));
+        assert_eq!(c.dispatch(&t, 0).unwrap().token, 0);
+        c.completed(&t, 1_000_000); // slice 1 ms .. 101 ms
+        assert_eq!(c.dispatch(&t, 1_000_000).unwrap().token, 1);
+        c.insert(&t, q(200, 700_000, false, 102_000_000), CfqOwner::Sync(3));
+        c.completed(&t, 102_000_000);
+        assert_eq!(c.dispatch(&t, 102_000_000).unwrap().token, 200, "process 3 preempted the used-up slice");
+        assert_eq!(c.dispatch(&t, 103_000_000).unwrap().token, 100, "then process 2, which was waiting");
+    }
+
     /// A reader whose requests land far apart (swap-in faults over the swap area).
     fn seeky_reader(c: &mut Cfq, t: &CfqTunables, owner: u32) -> u64 {
         let mut now = 0;
@@ -671,6 +752,33 @@ mod tests {
             c.take_armed();
             now += 100_000;
         }
+    }
+
+    /// Guards `cfq_rq_close` in `cfq_should_preempt`: while CFQ idles for a process whose seek
+    /// mean is valid, another process's read within that mean of the head ends the wait at
+    /// once and is served next; one further away waits for the timer.
+    #[test]
+    fn a_read_close_to_the_head_ends_the_idle_wait_of_a_seeky_process() {
+        let t = CfqTunables::DEFAULT;
+        let mut c = Cfq::default();
+        let now = seeky_reader(&mut c, &t, 7);
+        c.started_now(&t, &q(50, 200_000, false, now), CfqOwner::Sync(7));
+        c.completed(&t, now + 10_000_000);
+        let until = c.take_armed().expect("idles for process 7");
+        let seek_mean_pages = c.queues[c.active.unwrap()].seek_mean / SECTORS_PER_PAGE;
+        assert!(seek_mean_pages > 1024, "a seeky mean ({seek_mean_pages} pages)");
+        // Far beyond the mean: no preemption, the wait goes on.
+        c.insert(&t, q(60, 200_001 + 4 * seek_mean_pages, false, now + 10_500_000), CfqOwner::Sync(8));
+        assert_eq!(c.take_armed(), None);
+        assert!(c.dispatch(&t, now + 10_500_000).is_none(), "still idling");
+        // Close to the head: the idle ends now and this read goes first.
+        let at = now + 11_000_000;
+        c.insert(&t, q(70, 200_001 + seek_mean_pages / 2, false, at), CfqOwner::Sync(9));
+        assert_eq!(c.take_armed(), Some(at), "the idle timer is re-armed for now");
+        assert!(c.idle_expired(at));
+        assert!(!c.idle_expired(until), "the old timer is stale");
+        assert_eq!(c.dispatch(&t, at).unwrap().token, 70);
+        assert_eq!(c.dispatch(&t, at).unwrap().token, 60);
     }
 
     /// Guards `cfq_update_idle_window`'s `hw_tag && CIC_SEEKY`: on a device that queues

@@ -246,6 +246,7 @@ impl Sim {
                 }
             }
             self.note_submit_congestion(dev);
+            self.schedule_idle_timer(dev);
         }
         cost
     }
@@ -303,13 +304,7 @@ impl Sim {
         if let Some((next, done)) = self.device_mut(req.dev).complete(now, req.write) {
             self.push(done, Ev::IoDone(next));
         }
-        if let Some(until) = self.device_mut(req.dev).take_idle_timer() {
-            let code = match req.dev {
-                DevRef::Swap(i) => i as u32,
-                DevRef::File => u32::MAX,
-            };
-            self.push(until, Ev::IoIdle(code, until));
-        }
+        self.schedule_idle_timer(req.dev);
         self.note_complete_congestion(req.dev, req.write);
         if req.dev == DevRef::File {
             self.wb_io_done(if req.write { req.frames.len() as u64 } else { 0 });
@@ -338,6 +333,18 @@ impl Sim {
                 self.mem.frames[f as usize].flags &= !PG_LOCKED;
                 self.wake_frame_waiters(f);
             }
+        }
+    }
+
+    /// A CFQ idle timer `dev` armed (at a completion) or re-armed for now (a preemption of its
+    /// idle wait at a submission) goes on the event queue.
+    fn schedule_idle_timer(&mut self, dev: DevRef) {
+        if let Some(until) = self.device_mut(dev).take_idle_timer() {
+            let code = match dev {
+                DevRef::Swap(i) => i as u32,
+                DevRef::File => u32::MAX,
+            };
+            self.push(until, Ev::IoIdle(code, until));
         }
     }
 
