@@ -44,6 +44,17 @@ enum MidPassStall {
     FolioWriteback(u32),
 }
 
+/// One call's priority loop: its scan control and what the passes found.
+struct DirectRun {
+    sc: ScanControl,
+    /// `sc->all_unreclaimable` of the last pass (2.6.28 `shrink_zones`).
+    all_unreclaimable: bool,
+    /// Woken in `throttle_vm_writeout` after a pass that scanned this many pages.
+    vm_writeout: Option<u64>,
+    /// The task's clock when the call began (the stall is measured from it).
+    start: u64,
+}
+
 /// How one priority's zone pass of a direct reclaimer ended.
 enum Pass {
     /// Asleep inside the pass (the task is parked).
@@ -70,96 +81,118 @@ impl Sim {
     /// can sleep (not a page-cache readahead page or a readahead page's memory-cgroup charge,
     /// which are dropped rather than waited for).
     pub(crate) fn direct_reclaim(&mut self, tid: u32, cpu: usize, memcg: bool, may_nap: bool) -> DirectReclaim {
+        let mut run = self.resume_direct_reclaim(tid, cpu, memcg, may_nap);
+        // A batch this task held isolated across a full request queue is finished with.
+        self.reclaim.isolation.release(tid, run.start);
+        loop {
+            if self.direct_priorities(tid, &mut run, may_nap) {
+                return DirectReclaim::Napping;
+            }
+            self.reclaim.current = None;
+            self.reclaim_cycle_end();
+            if !self.retry_forcing_deactivation(&mut run.sc, memcg) {
+                break;
+            }
+        }
+        self.finish_direct_reclaim(tid, &run, memcg)
+    }
+
+    /// The loop's state: fresh (an allocstall), or as a nap left it in the task.
+    fn resume_direct_reclaim(&mut self, tid: u32, cpu: usize, memcg: bool, may_nap: bool) -> DirectRun {
         let cont = self.tasks[tid as usize].dr_cont.take();
         if cont.is_none() && !memcg {
             self.stats.vm.allocstall += 1;
             self.stats.vm.allocstall_normal += 1;
         }
-        let mut sc = ScanControl::new(SWAP_CLUSTER_MAX, false, memcg, cpu);
-        sc.may_sleep = may_nap;
-        let mut all_unreclaimable = false;
-        let mut vm_writeout = None;
-        if let Some(c) = &cont {
-            sc.priority = c.priority;
-            sc.nr_reclaimed = c.nr_reclaimed;
-            sc.isolated_recheck = c.isolated_recheck;
-            sc.force_deactivate = c.force_deactivate;
-            all_unreclaimable = c.all_unreclaimable;
-            vm_writeout = c.vm_writeout;
-        }
         let start = self.tasks[tid as usize].clock;
-        sc.start_clock = start;
-        // A batch this task held isolated across a full request queue is finished with.
-        self.reclaim.isolation.release(tid, start);
-        loop {
-            self.reclaim.current = Some(tid);
-            while sc.priority >= 0 {
-                let passed = match vm_writeout.take() {
-                    // Woken in throttle_vm_writeout: this priority's zone pass is done.
-                    Some(scanned) => {
-                        sc.nr_scanned = scanned;
-                        true
-                    }
-                    None => match self.direct_pass(tid, &mut sc, &mut all_unreclaimable, start) {
-                        Pass::Asleep => return DirectReclaim::Napping,
-                        Pass::GaveUp => break, // a caller that cannot sleep gives up here
-                        Pass::Ran(ran) => ran,
-                    },
-                };
-                if passed && may_nap && self.vm_writeout_throttled() {
-                    self.vm_writeout_nap(tid, &sc, all_unreclaimable);
-                    return DirectReclaim::Napping;
+        let mut run = DirectRun { sc: ScanControl::new(SWAP_CLUSTER_MAX, false, memcg, cpu), all_unreclaimable: false, vm_writeout: None, start };
+        run.sc.may_sleep = may_nap;
+        run.sc.start_clock = start;
+        if let Some(c) = cont {
+            run.sc.priority = c.priority;
+            run.sc.nr_reclaimed = c.nr_reclaimed;
+            run.sc.isolated_recheck = c.isolated_recheck;
+            run.sc.force_deactivate = c.force_deactivate;
+            run.all_unreclaimable = c.all_unreclaimable;
+            run.vm_writeout = c.vm_writeout;
+        }
+        run
+    }
+
+    /// Priorities from the current one down to 0 (§3.5), until enough is reclaimed or a
+    /// caller that cannot sleep gives up. True when the task fell asleep (it is parked).
+    fn direct_priorities(&mut self, tid: u32, run: &mut DirectRun, may_nap: bool) -> bool {
+        self.reclaim.current = Some(tid);
+        while run.sc.priority >= 0 {
+            let passed = match run.vm_writeout.take() {
+                // Woken in throttle_vm_writeout: this priority's zone pass is done.
+                Some(scanned) => {
+                    run.sc.nr_scanned = scanned;
+                    true
                 }
-                self.consider_reclaim_throttle(&mut sc);
-                let done = sc.nr_reclaimed >= sc.nr_to_reclaim;
-                if let Some(wait) = sc.writeback_wait.take().filter(|_| may_nap) {
-                    // 6.x: throttled after the node pass; the loop goes on (or ends) when it wakes.
-                    sc.priority = if done { -1 } else { sc.priority - 1 };
-                    self.reclaim.current = None;
-                    self.park_direct_reclaim(tid, &sc, all_unreclaimable, None);
-                    self.writeback_sleep(tid, wait);
-                    return DirectReclaim::Napping;
-                }
-                if done {
-                    break;
-                }
-                if self.profile == Profile::V2_6_28 {
-                    let nap = sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2;
-                    sc.priority -= 1;
-                    if nap && may_nap {
-                        // congestion_wait(WRITE, HZ/10) between priorities.
-                        self.reclaim.current = None;
-                        self.park_direct_reclaim(tid, &sc, all_unreclaimable, None);
-                        let timeout = self.hz_div_10_ns();
-                        self.congestion_wait(tid, timeout);
-                        return DirectReclaim::Napping;
-                    }
-                    continue;
-                }
-                sc.priority -= 1;
+                None => match self.direct_pass(tid, &mut run.sc, &mut run.all_unreclaimable, run.start) {
+                    Pass::Asleep => return true,
+                    Pass::GaveUp => return false,
+                    Pass::Ran(ran) => ran,
+                },
+            };
+            if passed && may_nap && self.vm_writeout_throttled() {
+                self.vm_writeout_nap(tid, &run.sc, run.all_unreclaimable);
+                return true;
             }
-            self.reclaim.current = None;
-            self.reclaim_cycle_end();
-            let retry = self.profile >= Profile::V6 && sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate && sc.priority < 0;
-            if !retry {
-                break;
+            self.consider_reclaim_throttle(&mut run.sc);
+            let done = run.sc.nr_reclaimed >= run.sc.nr_to_reclaim;
+            if let Some(wait) = run.sc.writeback_wait.take().filter(|_| may_nap) {
+                // 6.x: throttled after the node pass; the loop goes on (or ends) when it wakes.
+                run.sc.priority = if done { -1 } else { run.sc.priority - 1 };
+                self.reclaim.current = None;
+                self.park_direct_reclaim(tid, &run.sc, run.all_unreclaimable, None);
+                self.writeback_sleep(tid, wait);
+                return true;
             }
-            // 6.x (`do_try_to_free_pages`' `skipped_deactivate` retry): the stale inactive:active
-            // estimates kept the active lists; nothing was freed, so go again deactivating them
-            // regardless (`force_deactivate`). Older kernels had no such retry.
-            sc.priority = DEF_PRIORITY;
-            sc.force_deactivate = true;
-            sc.skipped_deactivate = false;
-            if !memcg {
-                self.stats.vm.allocstall += 1;
-                self.stats.vm.allocstall_normal += 1;
+            if done {
+                return false;
+            }
+            let nap = self.profile == Profile::V2_6_28 && run.sc.nr_scanned > 0 && run.sc.priority < DEF_PRIORITY - 2;
+            run.sc.priority -= 1;
+            if nap && may_nap {
+                // 2.6.28: congestion_wait(WRITE, HZ/10) between priorities.
+                self.reclaim.current = None;
+                self.park_direct_reclaim(tid, &run.sc, run.all_unreclaimable, None);
+                let timeout = self.hz_div_10_ns();
+                self.congestion_wait(tid, timeout);
+                return true;
             }
         }
-        self.account_direct_reclaim(tid, &sc);
+        false
+    }
+
+    /// 6.x (`do_try_to_free_pages`' `skipped_deactivate` retry): the stale inactive:active
+    /// estimates kept the active lists; nothing was freed, so go again deactivating them
+    /// regardless (`force_deactivate`). Older kernels had no such retry. True to go again.
+    fn retry_forcing_deactivation(&mut self, sc: &mut ScanControl, memcg: bool) -> bool {
+        let retry = self.profile >= Profile::V6 && sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate && sc.priority < 0;
+        if !retry {
+            return false;
+        }
+        sc.priority = DEF_PRIORITY;
+        sc.force_deactivate = true;
+        sc.skipped_deactivate = false;
+        if !memcg {
+            self.stats.vm.allocstall += 1;
+            self.stats.vm.allocstall_normal += 1;
+        }
+        true
+    }
+
+    /// The loop is over: account the stall and say what the allocator sees.
+    fn finish_direct_reclaim(&mut self, tid: u32, run: &DirectRun, memcg: bool) -> DirectReclaim {
+        let sc = &run.sc;
+        self.account_direct_reclaim(tid, sc);
         if sc.nr_reclaimed > 0 {
             self.reclaim.kswapd_failures = 0;
         }
-        if self.profile == Profile::V2_6_28 && sc.nr_reclaimed < sc.nr_to_reclaim && !memcg && !all_unreclaimable {
+        if self.profile == Profile::V2_6_28 && sc.nr_reclaimed < sc.nr_to_reclaim && !memcg && !run.all_unreclaimable {
             // "top priority shrink_zones still had more to do? don't OOM, then": progress.
             return DirectReclaim::Done(sc.nr_reclaimed.max(1));
         }
