@@ -28,7 +28,7 @@
 //! holding for `h` takes the earliest free interval of length `h` at or after `t`, and spins
 //! until it starts. That is first-come-first-served by clock whatever order the model
 //! processes the CPUs in, and deterministic. Intervals that ended before `sim.now` (no clock
-//! is behind it) are dropped.
+//! is behind it) are dropped. The timeline and its search are reclaim/timeline.rs.
 //!
 //! Costs (named parameters in `Costs`):
 //! * `lru_lock_folio_ns`: the time one folio keeps the lock (the list moves and LRU flag and
@@ -55,7 +55,7 @@
 use crate::engine::Sim;
 use crate::reclaim::ScanControl;
 use crate::stats::CpuCategory;
-use std::collections::BTreeMap;
+use super::timeline::Timeline;
 
 /// Who holds or asks for the lock, for the cache-line hand-off: the task id (a running task
 /// stands for its CPU), `KSWAPD` for kswapd.
@@ -78,8 +78,9 @@ pub struct LruLockStats {
 /// The lock's timeline and the CPUs' page vectors.
 #[derive(Debug, Default)]
 pub struct LruLock {
-    /// Busy intervals `start -> end`, disjoint.
-    busy: BTreeMap<u64, u64>,
+    /// Busy intervals, disjoint, back-to-back holds merged (a contended lock is one
+    /// interval); indexed by free gap so a hold skips the gaps too short for it.
+    busy: Timeline,
     last_holder: Option<Holder>,
     /// Folios waiting in each CPU's activate vector (`folio_activate`); the LRU-add batch,
     /// whose folios are not on a list until it moves, is reclaim/lru_add.rs.
@@ -111,55 +112,19 @@ impl LruLock {
     /// extends the hold) when the lock was last held by another CPU. `floor` is the event
     /// loop's time: no later acquisition comes before it.
     pub fn acquire(&mut self, holder: Holder, at: u64, work_ns: u64, handoff_ns: u64, floor: u64) -> Acquired {
-        while let Some((&s, &e)) = self.busy.first_key_value() {
-            if e > floor {
-                break;
-            }
-            self.busy.remove(&s);
-        }
+        self.busy.drop_before(floor);
         let handoff_ns = if self.last_holder.is_some_and(|h| h != holder) { handoff_ns } else { 0 };
         self.last_holder = Some(holder);
         let hold = work_ns + handoff_ns;
-        let start = self.first_free(at, hold.max(1));
+        let start = self.busy.first_free(at, hold.max(1));
         if hold > 0 {
-            self.occupy(start, start + hold);
+            self.busy.occupy(start, start + hold);
         }
         self.stats.acquisitions += 1;
         if start > at {
             self.stats.contended += 1;
         }
         Acquired { spin_ns: start - at, handoff_ns }
-    }
-
-    /// Mark `[start, end)` busy (free before), merged with the intervals it touches: a
-    /// contended lock is one interval, so the search above does not walk its queue.
-    fn occupy(&mut self, mut start: u64, mut end: u64) {
-        if let Some((&s, &e)) = self.busy.range(..=start).next_back() {
-            if e == start {
-                self.busy.remove(&s);
-                start = s;
-            }
-        }
-        if let Some(e) = self.busy.remove(&end) {
-            end = e;
-        }
-        self.busy.insert(start, end);
-    }
-
-    /// The earliest `s >= at` with `[s, s + len)` free.
-    fn first_free(&self, at: u64, len: u64) -> u64 {
-        let mut s = at;
-        // The interval that started last at or before `at` may still run past it.
-        if let Some((_, &e)) = self.busy.range(..=at).next_back() {
-            s = s.max(e);
-        }
-        for (&b, &e) in self.busy.range(at.saturating_add(1)..) {
-            if b >= s.saturating_add(len) {
-                break;
-            }
-            s = s.max(e);
-        }
-        s
     }
 
     /// A folio went into CPU `cpu`'s page vector (`folio_add_lru`, `folio_activate`): true

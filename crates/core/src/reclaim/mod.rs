@@ -25,6 +25,7 @@ pub mod mglru;
 mod pageout;
 pub mod policy;
 pub mod rstat_flush;
+pub mod timeline;
 pub mod tlb_flush;
 mod vm_writeout;
 pub mod writeback_stall;
