@@ -192,8 +192,18 @@ impl Sim {
         if sc.nr_reclaimed > 0 {
             self.reclaim.kswapd_failures = 0;
         }
-        if self.profile == Profile::V2_6_28 && sc.nr_reclaimed < sc.nr_to_reclaim && !memcg && !run.all_unreclaimable {
-            // "top priority shrink_zones still had more to do? don't OOM, then": progress.
+        let exhausted = sc.nr_reclaimed < sc.nr_to_reclaim && !memcg;
+        if self.profile == Profile::V2_6_28 && exhausted && crate::config::era_2_6_32(&self.cfg.config.kernel.profile) {
+            // 2.6.32 `do_try_to_free_pages` after priority 0 without SWAP_CLUSTER_MAX pages:
+            // `ret` is 0 unless `!sc->all_unreclaimable`, and then `ret = sc->nr_reclaimed`
+            // (mm/vmscan.c of a 2.6.32 tree, zybsyzlz/linux-2.6.32; kernel-algorithms.md §3.5).
+            // A loop that freed nothing is no progress: the allocator goes to
+            // `__alloc_pages_may_oom`, not to its HZ/50 nap and another reclaim.
+            return DirectReclaim::Done(if run.all_unreclaimable { 0 } else { sc.nr_reclaimed });
+        }
+        if self.profile == Profile::V2_6_28 && exhausted && !run.all_unreclaimable {
+            // 2.6.28: "top priority shrink_zones still had more to do? don't OOM, then":
+            // `ret = 1`, progress whatever was freed.
             return DirectReclaim::Done(sc.nr_reclaimed.max(1));
         }
         DirectReclaim::Done(sc.nr_reclaimed)
@@ -314,5 +324,36 @@ impl Sim {
         t.dr_pages += sc.nr_reclaimed;
         t.dr_stall_hist.record(stall);
         t.dr_pages_hist.record(sc.nr_reclaimed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DirectReclaim;
+    use crate::engine::test_machine;
+
+    /// What a direct reclaim on a fresh machine with `pages` anonymous pages on the LRU reports
+    /// (so few that no priority's scan credit, 2.6.28's "+ 1" included, reaches a batch of
+    /// SWAP_CLUSTER_MAX: the loop runs to priority 0 and scans nothing).
+    fn exhausted_reclaim(profile: &str, pages: usize) -> u64 {
+        let mut s = test_machine(profile);
+        for _ in 0..pages {
+            let f = s.take_frame();
+            s.mem.frames[f as usize].flags |= crate::mm::PG_SWAPBACKED;
+            s.lru_add(f);
+        }
+        match s.direct_reclaim(0, 0, false, true) {
+            DirectReclaim::Done(got) => got,
+            DirectReclaim::Napping => panic!("{profile}: a loop that scans nothing takes no HZ/10 nap"),
+        }
+    }
+
+    /// `do_try_to_free_pages` after priority 0 without SWAP_CLUSTER_MAX pages: 2.6.28 returns
+    /// 1 ("don't OOM, then"), so its allocator naps and reclaims again; 2.6.32 returns
+    /// `sc->nr_reclaimed`, so a loop that freed nothing sends the allocator to its OOM path.
+    #[test]
+    fn a_2_6_32_direct_reclaim_that_frees_nothing_reports_no_progress() {
+        assert_eq!(exhausted_reclaim("2.6.32", 4), 0, "2.6.32: ret = sc->nr_reclaimed");
+        assert_eq!(exhausted_reclaim("2.6.28", 4), 1, "2.6.28: ret = 1");
     }
 }
