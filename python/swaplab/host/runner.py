@@ -671,6 +671,8 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     # lru_lock contention: no host counter (a lock_stat kernel would be needed).
                     "lru_lock_acquisitions": None, "lru_lock_contended": None,
                     "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
+                    "lru_note_cost_walks": None, "memcg_ancestor_lock_acquisitions": None,
+                    "memcg_ancestor_lock_contended": None, "memcg_ancestor_lock_spin_s": None,
                     # TLB-flush IPIs: /proc/interrupts counts every origin's, the workload's
                     # and the rest of the machine's (a few per second on a quiet one); the
                     # flushes that sent them have no counter (nr_tlb_remote_flush needs
@@ -806,6 +808,8 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                    "cpu_iowait_s": 0.0, "iowait_pct": 0.0, "reclaim_isolated_sleeps": None,
                                    "lru_lock_acquisitions": None, "lru_lock_contended": None,
                                    "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
+                                   "lru_note_cost_walks": None, "memcg_ancestor_lock_acquisitions": None,
+                                   "memcg_ancestor_lock_contended": None, "memcg_ancestor_lock_spin_s": None,
                                    "tlb_shootdowns": None, "tlb_ipis": None,
                                    "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None,
                                    "tlb_broadcast_waits": None, "memcg_refault_flushes": None,

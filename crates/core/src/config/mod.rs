@@ -29,7 +29,7 @@ pub use devices::{device_with_overrides, DeviceError};
 pub use error::ConfigError;
 pub use parse::{apply_overrides, load, locate};
 pub use profile::*;
-pub use resolve::{Resolved, ResolvedSwap};
+pub use resolve::{memcg_path_depth, Resolved, ResolvedSwap};
 pub use schema::*;
 pub use tasks::*;
 pub use units::{Duration, Size, PAGE_SIZE};

@@ -91,6 +91,44 @@ pub fn refault_flush(profile: &str) -> RefaultFlush {
     }
 }
 
+/// How the classic LRU's `lru_note_cost` (mm/swap.c, 5.8+) takes the `lru_lock` of each lruvec
+/// it updates, from the group's own up through every ancestor memory cgroup's to the root's
+/// (`parent_lruvec`; reclaim/lru_lock.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoteCostLocking {
+    /// 5.11-6.16: `do { spin_lock_irq(&lruvec->lru_lock); ...; spin_unlock_irq(..); } while
+    /// ((lruvec = parent_lruvec(lruvec)))` - each level's lock in turn, the group's own
+    /// included, whatever the cost (Alex Shi's "mm/lru: move lock into lru_note_cost", the
+    /// per-memcg `lru_lock` series, 5.11). `shrink_inactive_list` calls it after it dropped
+    /// the put-back's lock, so it takes the group's lock a second time (Hugh Dickins' review:
+    /// "this patch does introduce an extra unlock+lock in shrink_inactive_list()").
+    EachLevel,
+    /// 6.17+ (Hugh Dickins, "mm: optimize lru_note_cost() by adding
+    /// lru_note_cost_unlock_irq()", July 2025): the caller's put-back section goes on into the
+    /// group's update, a zero cost returns before any other lock, and each ancestor's lock is
+    /// taken in turn after its child's is dropped.
+    UnderPutback,
+}
+
+/// `lru_note_cost`'s locking in `profile` (a 6.x-family profile: 5.15 .. 5.19, 6.N, 6.x); the
+/// model has no 5.8-5.10 profile, whose one per-node `lru_lock` covered the whole walk. "6.x"
+/// is the newest era.
+pub fn note_cost_locking(profile: &str) -> NoteCostLocking {
+    if at_least(profile, (6, 17)) {
+        NoteCostLocking::UnderPutback
+    } else {
+        NoteCostLocking::EachLevel
+    }
+}
+
+/// Does `shrink_active_list` call `lru_note_cost` for the folios it kept active (`profile` a
+/// 6.x-family profile)? Since 6.2 (Johannes Weiner, "mm: vmscan: make rotations a secondary
+/// factor in balancing anon vs file": `if (nr_rotated) lru_note_cost(lruvec, file, 0,
+/// nr_rotated)`); 5.8-6.1's `shrink_active_list` noted no cost.
+pub fn active_list_notes_cost(profile: &str) -> bool {
+    at_least(profile, (6, 2))
+}
+
 /// Does an arm64 kernel of `profile` batch reclaim's TLB flushes? arm64 selects
 /// `ARCH_WANT_BATCHED_UNMAP_TLB_FLUSH` since 6.5 (Barry Song, Yicong Yang, "arm64: support
 /// batched/deferred tlb shootdown during page reclamation/migration"); before it every PTE
@@ -173,6 +211,18 @@ mod tests {
         assert!(!swapin_read_fault_maps_writable("5.17"));
         assert!(!arm64_batched_unmap_flush("5.17"));
         assert!(reclaim_stats_ratelimited("6.x") && reclaim_stats_ratelimited("6.12") && !reclaim_stats_ratelimited("6.11"));
+    }
+
+    #[test]
+    fn lru_note_cost_takes_each_level_lock_from_5_11_and_continues_the_putback_from_6_17() {
+        for p in ["5.17", "6.1", "6.16"] {
+            assert_eq!(note_cost_locking(p), NoteCostLocking::EachLevel, "{p}");
+        }
+        for p in ["6.17", "6.x"] {
+            assert_eq!(note_cost_locking(p), NoteCostLocking::UnderPutback, "{p}");
+        }
+        assert!(!active_list_notes_cost("5.17") && !active_list_notes_cost("6.1"));
+        assert!(active_list_notes_cost("6.2") && active_list_notes_cost("6.x"));
     }
 
     #[test]

@@ -95,6 +95,14 @@ fn check_machine(cfg: &Config, profile: Profile, at: At) -> Result<(), ConfigErr
             return Err(at("machine.memcg_limit", "a memory cgroup limit below 64 pages cannot run a program".into()));
         }
     }
+    if let Some(path) = &m.memcg_path {
+        if m.memcg_limit.is_none() {
+            return Err(at("machine.memcg_path", "a memory cgroup path needs machine.memcg_limit (without one the tasks run in the root cgroup)".into()));
+        }
+        if memcg_path_depth(path).is_none() {
+            return Err(at("machine.memcg_path", format!("expected a path below the cgroup root such as \"user.slice/test\" (names separated by '/', none empty, '.' or '..'), got {path:?}")));
+        }
+    }
     if m.memory_stat_reader.is_some_and(|d| d.0 < 1_000_000) {
         return Err(at("machine.memory_stat_reader", "expected at least 1ms".into()));
     }
@@ -105,6 +113,15 @@ fn check_machine(cfg: &Config, profile: Profile, at: At) -> Result<(), ConfigErr
         return Err(at("machine.cgroup_version", format!("expected 1 (legacy) or 2 (unified), got {}", m.cgroup_version)));
     }
     Ok(())
+}
+
+/// How many cgroups a `machine.memcg_path` names below the root ("user.slice/test": 2), which
+/// is how many ancestors' lruvecs sit above the group's own, the root's included; None for a
+/// path that is not a cgroup's.
+pub fn memcg_path_depth(path: &str) -> Option<usize> {
+    let parts: Vec<&str> = path.split('/').collect();
+    let ok = parts.iter().all(|p| !p.is_empty() && *p != "." && *p != ".." && !p.contains(char::is_whitespace));
+    ok.then_some(parts.len())
 }
 
 /// `[kernel]`: knobs in their kernel's ranges, policies that exist, MGLRU only where it was merged.

@@ -129,6 +129,15 @@ pub struct Machine {
     /// of putting the whole machine under pressure.
     #[serde(default)]
     pub memcg_limit: Option<Size>,
+    /// Where that memory cgroup sits below the cgroup root, as under `/sys/fs/cgroup/`
+    /// ("user.slice/test": a child of `user.slice`, itself a child of the root). Each
+    /// component above the group is an ancestor whose lruvec the classic LRU's
+    /// `lru_note_cost` updates under that lruvec's own `lru_lock` (5.11+,
+    /// reclaim/lru_lock.rs), and the root is always one. Default: a child of the root, the
+    /// least a group with a limit can be (the root has no `memory.max`). Only with
+    /// `memcg_limit`; without one the tasks are the root's and nothing is above them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memcg_path: Option<String>,
     /// The cgroup hierarchy holding that memory cgroup: 2 (the unified hierarchy, the default)
     /// or 1 (the legacy memory controller). Only v2 has cgroup writeback, so only v2 gives a
     /// memory cgroup its own dirty-throttling domain (mm/page-writeback.c `mdtc`, which
@@ -393,6 +402,15 @@ pub struct Costs {
     /// 2017 two-socket Xeon (Skylake-SP mesh, the posting's Xeon 6154), commonly measured at
     /// 70-110 ns within a socket: 100 ns. A one-CPU machine never pays it.
     pub lru_lock_handoff_ns: u64,
+    /// The work `lru_note_cost` does under each level's `lru_lock` (5.8+, mm/swap.c): add the
+    /// cost to `anon_cost` or `file_cost`, read the lruvec's four LRU sizes
+    /// (`lruvec_page_state`) and halve both costs past a quarter of them. CPU of the caller
+    /// and part of the hold (reclaim/lru_lock.rs); the lock's line, which holds the costs too
+    /// (`struct lruvec`: `lru_lock`, `anon_cost`, `file_cost` adjacent), comes with the
+    /// hand-off. Estimate (no published per-call figure): about fifteen instructions whose
+    /// loads hit lines the hand-off brought or that stay shared between statistics flushes:
+    /// 20 ns.
+    pub lru_note_cost_ns: u64,
     /// Reclaim: one VMA visited by a reverse-map walk (`page_vma_mapped_walk`, called per VMA
     /// of the folio's anon_vma or i_mmap tree by `folio_referenced_one` and `try_to_unmap_one`),
     /// mapped there or not: `vma_address`, the page-table descent to the PTE and its lock.
@@ -558,6 +576,7 @@ impl Default for Costs {
             scan_page_ns: 100,
             lru_lock_folio_ns: 50,
             lru_lock_handoff_ns: 100,
+            lru_note_cost_ns: 20,
             rmap_walk_ns: 150,
             unmap_ns: 250,
             tlb_shootdown_ns: 2_000,

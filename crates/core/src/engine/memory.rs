@@ -380,8 +380,9 @@ impl Sim {
         policy.refault(ctx, f, shadow, anon);
         let notes_cost = policy.refault_notes_cost();
         if notes_cost && self.stats.vm.workingset_restore_anon + self.stats.vm.workingset_restore_file != restored {
-            // lru_note_cost_refault: the lock for a few counters (no folio moves).
-            if self.lru_lock_in_access_path(0) {
+            // lru_note_cost_folio / lru_note_cost_refault: the group's lock and each
+            // ancestor's for a few counters (no folio moves; reclaim/lru_lock.rs).
+            if self.lru_note_cost_in_access_path() {
                 self.reclaim.lru_lock.stats.refault_notes += 1;
             }
         }

@@ -44,13 +44,30 @@
 //!   `lru_lock` category in reclaim, and to the task's clock in the access path; both are
 //!   counted in `LruLockStats`.
 //!
-//! Not modelled: the memcg hierarchy's other lruvecs (5.17's `lru_note_cost` walks every
-//! ancestor's lock; the model has one lruvec), 5.17's separate acquisition for
-//! `lru_note_cost` after a `shrink_inactive_list` put-back (6.x notes it inside the put-back's
-//! section; the model does that in every era), 2.6.28's `activate_page` taking the lock per
-//! page, the `i_pages` xarray lock and anon_vma /
-//! i_mmap rwsems (reader-shared in reclaim), and the cost a spinning CPU's line-polling adds
-//! to the holder.
+//! The memory cgroup hierarchy's locks (`lru_note_cost`, mm/swap.c, 5.8+, §3.12). The classic
+//! LRU notes the cost of reclaim and of refaults in `anon_cost` / `file_cost` of the group's
+//! lruvec and of every ancestor's (`parent_lruvec` up to the root's), each under that
+//! lruvec's own `lru_lock` since the per-memcg locks (5.11). Callers: `shrink_inactive_list`
+//! after every batch it isolated (5.17: `lru_note_cost(lruvec, file, stat.nr_pageout)`, a
+//! walk even for a cost of 0), `workingset_refault` for a folio that was in the workingset
+//! (`lru_note_cost_folio`, 5.16; `lru_note_cost_refault` 6.2+), and from 6.2
+//! `shrink_active_list` when it kept executable folios active. The era's locking is
+//! [`crate::config::NoteCostLocking`]: to 6.16 every level is its own acquisition, the
+//! group's included (after reclaim's put-back dropped that lock); from 6.17 the put-back's
+//! hold goes on into the group's update and a zero cost stops there. The ancestors' lruvecs
+//! hold no folios of a group below them, so their locks are taken by nothing else the model
+//! runs: one timeline each ([`AncestorLocks`]), shared by every task and reclaimer of the
+//! group, which is where 72 fio jobs in one `user.slice/test` group queue. The depth is
+//! `machine.memcg_path`'s (the root is always one ancestor of a group with a limit; without
+//! `memcg_limit` the tasks are the root's and there is none). MGLRU calls none of this:
+//! `lru_gen_refault` returns before the note, and its eviction does not note costs. Each
+//! level holds its lock for `lru_note_cost_ns` of work plus the hand-off.
+//!
+//! Not modelled: 2.6.28's `activate_page` taking the lock per page, the `i_pages` xarray lock
+//! and anon_vma / i_mmap rwsems (reader-shared in reclaim), the ancestors' `nonresident_age`
+//! atomics of `workingset_age_nonresident` (same cache line as their `lru_lock`, no lock),
+//! the 6.17+ note's work inside the put-back's hold, and the cost a spinning CPU's
+//! line-polling adds to the holder.
 
 use crate::engine::Sim;
 use crate::reclaim::ScanControl;
@@ -142,7 +159,118 @@ impl LruLock {
     }
 }
 
+/// What the ancestors' locks saw (`summary.lru_note_cost_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoteCostStats {
+    /// `lru_note_cost` calls that took at least one lock.
+    pub walks: u64,
+    /// Acquisitions of an ancestor's lock, those that found it held, and the time spun.
+    pub ancestor_acquisitions: u64,
+    pub ancestor_contended: u64,
+    pub ancestor_spin_ns: u64,
+}
+
+/// The `lru_lock` of each memory cgroup above the group the tasks run in, the parent first
+/// and the root's last: empty when the tasks are the root's.
+#[derive(Debug, Default)]
+pub struct AncestorLocks {
+    locks: Vec<LruLock>,
+    pub stats: NoteCostStats,
+}
+
+impl AncestorLocks {
+    /// The ancestors of a group `depth` cgroups below the root (`machine.memcg_path`).
+    pub fn new(depth: usize) -> AncestorLocks {
+        AncestorLocks { locks: (0..depth).map(|_| LruLock::default()).collect(), stats: NoteCostStats::default() }
+    }
+
+    /// How many lruvecs above the group's own a walk updates.
+    pub fn depth(&self) -> usize {
+        self.locks.len()
+    }
+
+    /// Take each ancestor's lock in turn from clock `at`, each after the one below is
+    /// dropped, for `work_ns` of work under it: the CPU the walk took (spins, hand-offs and
+    /// work) and the part of it spun.
+    fn walk(&mut self, holder: Holder, at: u64, work_ns: u64, handoff_ns: u64, floor: u64) -> (u64, u64) {
+        let (mut t, mut spun) = (at, 0);
+        for lock in &mut self.locks {
+            let contended = lock.stats.contended;
+            let got = lock.acquire(holder, t, work_ns, handoff_ns, floor);
+            self.stats.ancestor_acquisitions += 1;
+            self.stats.ancestor_contended += lock.stats.contended - contended;
+            spun += got.spin_ns;
+            t += got.cpu_ns() + work_ns;
+        }
+        self.stats.ancestor_spin_ns += spun;
+        (t - at, spun)
+    }
+}
+
+/// Who calls `lru_note_cost`, for what its era takes of the group's own lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoteCaller {
+    /// `shrink_inactive_list` / `shrink_active_list` after their put-back; `cost` is what
+    /// they note (a zero cost takes no lock from 6.17).
+    Reclaim { cost: u64 },
+    /// `workingset_refault` of a folio that was in the workingset: the group's lock is
+    /// taken for the note in every era.
+    Refault,
+}
+
 impl Sim {
+    /// The `lru_note_cost` of `caller`'s era: how many locks the walk takes before the
+    /// ancestors', the group's own (0 or 1), and whether it walks at all.
+    fn note_cost_plan(&self, caller: NoteCaller) -> Option<bool> {
+        use crate::config::NoteCostLocking::*;
+        match (caller, crate::config::note_cost_locking(&self.cfg.config.kernel.profile)) {
+            (NoteCaller::Refault, _) | (NoteCaller::Reclaim { .. }, EachLevel) => Some(true),
+            (NoteCaller::Reclaim { cost }, UnderPutback) => (cost > 0).then_some(false),
+        }
+    }
+
+    /// A reclaimer's `lru_note_cost` after its put-back (classic LRU, §3.12): the group's lock
+    /// again where its era takes it, then each ancestor's; spins and hand-offs go to the
+    /// `lru_lock` category, the work under each lock to `lru_ops`.
+    pub(crate) fn lru_note_cost_in_reclaim(&mut self, sc: &mut ScanControl, cost: u64) {
+        let Some(own) = self.note_cost_plan(NoteCaller::Reclaim { cost }) else { return };
+        if !self.lru_lock_shared() {
+            return;
+        }
+        let holder = if sc.kswapd { KSWAPD } else { self.reclaim.current.unwrap_or(KSWAPD) };
+        let (work, handoff) = (self.costs.lru_note_cost_ns, self.costs.lru_lock_handoff_ns);
+        if own {
+            let got = self.reclaim.lru_lock.acquire(holder, sc.clock(), work, handoff, self.now);
+            self.reclaim.lru_lock.stats.reclaim_spin_ns += got.spin_ns;
+            sc.cost.charge(CpuCategory::LruLock, got.cpu_ns());
+            sc.cost.charge(CpuCategory::LruOps, work);
+        }
+        let levels = self.reclaim.memcg_ancestors.depth() as u64;
+        let (cpu, _) = self.reclaim.memcg_ancestors.walk(holder, sc.clock(), work, handoff, self.now);
+        sc.cost.charge(CpuCategory::LruLock, cpu - levels * work);
+        sc.cost.charge(CpuCategory::LruOps, levels * work);
+        self.reclaim.memcg_ancestors.stats.walks += 1;
+    }
+
+    /// The classic refault's `lru_note_cost_folio` / `lru_note_cost_refault` for a folio that
+    /// was in the workingset, on the running task's clock: the group's lock, then each
+    /// ancestor's. False when no task runs or the machine has one CPU: nothing taken.
+    pub(crate) fn lru_note_cost_in_access_path(&mut self) -> bool {
+        let Some((tid, _)) = self.reclaim.lru_lock.running else { return false };
+        if !self.lru_lock_shared() || self.note_cost_plan(NoteCaller::Refault).is_none() {
+            return false;
+        }
+        let (work, handoff) = (self.costs.lru_note_cost_ns, self.costs.lru_lock_handoff_ns);
+        let at = self.tasks[tid as usize].clock;
+        let got = self.reclaim.lru_lock.acquire(tid, at, work, handoff, self.now);
+        self.reclaim.lru_lock.stats.access_spin_ns += got.spin_ns;
+        let own = got.cpu_ns() + work;
+        let (cpu, _) = self.reclaim.memcg_ancestors.walk(tid, at + own, work, handoff, self.now);
+        self.tasks[tid as usize].clock += own + cpu;
+        self.reclaim.memcg_ancestors.stats.walks += 1;
+        true
+    }
+
     /// Can another CPU hold the lock? A spinlock holder is not preempted (`spin_lock_irq`), so
     /// on a machine of one CPU nobody ever finds it held, and its line never moves: the
     /// model skips the lock there (whatever the run-ahead of kswapd's clock suggests).
@@ -231,6 +359,18 @@ mod tests {
         assert_eq!(l.acquire(2, 1_000, 100, 0, 0).spin_ns, 0);
         // One that would overlap the later hold waits for it.
         assert_eq!(l.acquire(3, 9_950, 100, 0, 0).spin_ns, 150);
+    }
+
+    #[test]
+    fn an_ancestor_walk_takes_each_lock_after_the_one_below_and_queues_behind_other_walkers() {
+        let mut a = AncestorLocks::new(2);
+        // Alone: two levels of 20 ns work, no hand-off for a first holder.
+        assert_eq!(a.walk(1, 1_000, 20, 100, 0), (40, 0));
+        // CPU 2 at the same clock: the parent is CPU 1's until 1_020, then its hand-off
+        // (100) and work (20); the root's hand-off and work follow.
+        assert_eq!(a.walk(2, 1_000, 20, 100, 0), (20 + 120 + 120, 20));
+        assert_eq!((a.stats.ancestor_acquisitions, a.stats.ancestor_contended), (4, 1));
+        assert_eq!(AncestorLocks::new(0).walk(3, 0, 20, 100, 0), (0, 0), "the root's tasks have no ancestors");
     }
 
     #[test]

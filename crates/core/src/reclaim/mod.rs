@@ -86,6 +86,9 @@ pub struct ReclaimState {
     pub isolation: isolation::Isolation,
     /// The lruvec's `lru_lock` and the CPUs' page vectors (`lru_lock.rs`).
     pub lru_lock: lru_lock::LruLock,
+    /// The `lru_lock` of each memory cgroup above the tasks' group, which the classic LRU's
+    /// `lru_note_cost` takes in turn (`lru_lock.rs`).
+    pub memcg_ancestors: lru_lock::AncestorLocks,
     /// The CPUs' LRU-add batches (`folio_add_lru`).
     pub lru_add: lru_add::LruAddBatches,
     /// The reclaimer's pending TLB flush and the shootdowns sent (`tlb_flush.rs`).
@@ -99,7 +102,10 @@ impl ReclaimState {
         let policy = policy::build(&cfg.config.kernel.reclaim, cfg);
         let m = &cfg.config.machine;
         let rstat = rstat_flush::RstatFlush::new(policy.refault_flush(), m.cpus, m.online_cpus);
-        ReclaimState { policy: Some(policy), rstat, kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
+        // The group's depth below the root: its ancestors, the root's lruvec included.
+        let depth = m.memcg_limit.map_or(0, |_| m.memcg_path.as_deref().and_then(crate::config::memcg_path_depth).unwrap_or(1));
+        let memcg_ancestors = lru_lock::AncestorLocks::new(depth);
+        ReclaimState { policy: Some(policy), rstat, kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), memcg_ancestors, lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
     }
 
     /// The policy, outside its own reclaim passes.

@@ -172,6 +172,14 @@ pub struct Summary {
     pub lru_lock_contended: u64,
     pub lru_lock_reclaim_spin_s: f64,
     pub lru_lock_access_spin_s: f64,
+    /// The classic LRU's `lru_note_cost` walks up the memory cgroup hierarchy
+    /// (reclaim/lru_lock.rs): walks that took a lock, and the acquisitions of the ancestors'
+    /// `lru_lock`s (`machine.memcg_path`), those that found one held and the CPU time spun
+    /// (in reclaim also in the `lru_lock` category, in the access path on the task's clock).
+    pub lru_note_cost_walks: u64,
+    pub memcg_ancestor_lock_acquisitions: u64,
+    pub memcg_ancestor_lock_contended: u64,
+    pub memcg_ancestor_lock_spin_s: f64,
     /// TLB shootdowns after reclaim's unmaps (reclaim/tlb_flush.rs): flushes that interrupted
     /// other CPUs, the IPIs sent, the reclaimers' time sending and waiting (also the
     /// `tlb_shootdown` category of the reclaim CPU tables) and the time the IPIs took from

@@ -322,6 +322,10 @@ impl ClassicLru {
         if taken > 0 {
             sim.lru_lock_in_reclaim(sc, taken);
         }
+        if exec_kept > 0 && crate::config::active_list_notes_cost(&sim.cfg.config.kernel.profile) {
+            // 6.2+: `if (nr_rotated) lru_note_cost(lruvec, file, 0, nr_rotated)`.
+            sim.lru_note_cost_in_reclaim(sc, exec_kept);
+        }
         // Off the LRU (NR_ISOLATED) while folio_referenced walked them; the deactivated ones
         // are back on the inactive list.
         let now = sim.now;
@@ -384,6 +388,9 @@ impl ClassicLru {
         sc.count_steal(&mut sim.stats.vm, anon, res.reclaimed);
         if self.profile >= Profile::V6 {
             self.lru_note_cost(anon, res.pageout, scanned - res.reclaimed);
+            // After the put-back's unlock (to 6.16) or within it (6.17+): the locks the
+            // note takes (reclaim/lru_lock.rs).
+            sim.lru_note_cost_in_reclaim(sc, res.pageout * SWAP_CLUSTER_MAX + scanned - res.reclaimed);
         } else {
             self.recent_rotated[!anon as usize] += activated;
         }
