@@ -673,6 +673,8 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
                     "lru_note_cost_walks": None, "memcg_ancestor_lock_acquisitions": None,
                     "memcg_ancestor_lock_contended": None, "memcg_ancestor_lock_spin_s": None,
+                    "workingset_line_adds": None, "workingset_line_waited": None,
+                    "workingset_line_wait_s": None, "workingset_line_cpu_s": None,
                     # TLB-flush IPIs: /proc/interrupts counts every origin's, the workload's
                     # and the rest of the machine's (a few per second on a quiet one); the
                     # flushes that sent them have no counter (nr_tlb_remote_flush needs
@@ -810,6 +812,8 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                    "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
                                    "lru_note_cost_walks": None, "memcg_ancestor_lock_acquisitions": None,
                                    "memcg_ancestor_lock_contended": None, "memcg_ancestor_lock_spin_s": None,
+                                   "workingset_line_adds": None, "workingset_line_waited": None,
+                                   "workingset_line_wait_s": None, "workingset_line_cpu_s": None,
                                    "tlb_shootdowns": None, "tlb_ipis": None,
                                    "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None,
                                    "tlb_broadcast_waits": None, "memcg_refault_flushes": None,

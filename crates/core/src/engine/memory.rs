@@ -334,11 +334,15 @@ impl Sim {
         if self.mem.frames[f as usize].has(PG_LRU_BATCH) {
             // Still in a CPU's LRU-add batch: `__lru_cache_activate_folio` (lru_add.rs).
             let local = self.reclaim.lru_lock.running.is_some_and(|(_, cpu)| self.reclaim.lru_add.in_local(cpu, f));
+            let ages = self.reclaim.policy_ref().workingset_atomics();
             self.reclaim.policy().mark_accessed_batched(&mut self.mem.frames, f, local, &mut self.stats.vm);
+            self.workingset_lines_in_access_path(ages); // workingset_activation
             return;
         }
         let activated = self.stats.vm.pgactivate;
+        let ages = self.reclaim.policy_ref().workingset_atomics();
         self.reclaim.policy().mark_accessed(&mut self.mem.frames, f, &mut self.stats.vm);
+        self.workingset_lines_in_access_path(ages); // workingset_activation
         if self.stats.vm.pgactivate != activated {
             // The classic LRU's `folio_activate` goes through the CPU's activate vector (MGLRU
             // only bumps the tier bits and activates nothing here).
@@ -377,8 +381,11 @@ impl Sim {
         let restored = self.stats.vm.workingset_restore_anon + self.stats.vm.workingset_restore_file;
         let ctx = RefaultCtx { frames: &mut self.mem.frames, vm: &mut self.stats.vm, swap_free, in_fault, now: self.now };
         let policy = self.reclaim.policy();
+        let ages = policy.workingset_atomics();
         policy.refault(ctx, f, shadow, anon);
         let notes_cost = policy.refault_notes_cost();
+        // The activation's (classic) or the refault's (MGLRU) atomic adds (reclaim/workingset_lines.rs).
+        self.workingset_lines_in_access_path(ages);
         if notes_cost && self.stats.vm.workingset_restore_anon + self.stats.vm.workingset_restore_file != restored {
             // lru_note_cost_folio / lru_note_cost_refault: the group's lock and each
             // ancestor's for a few counters (no folio moves; reclaim/lru_lock.rs).

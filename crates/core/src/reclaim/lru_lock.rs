@@ -77,7 +77,7 @@ use super::timeline::Timeline;
 /// Who holds or asks for the lock, for the cache-line hand-off: the task id (a running task
 /// stands for its CPU), `KSWAPD` for kswapd.
 pub type Holder = u32;
-const KSWAPD: Holder = u32::MAX;
+pub(crate) const KSWAPD: Holder = u32::MAX;
 
 /// How often the lock was taken, how often it was found busy, and the time spun.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -274,7 +274,7 @@ impl Sim {
     /// Can another CPU hold the lock? A spinlock holder is not preempted (`spin_lock_irq`), so
     /// on a machine of one CPU nobody ever finds it held, and its line never moves: the
     /// model skips the lock there (whatever the run-ahead of kswapd's clock suggests).
-    fn lru_lock_shared(&self) -> bool {
+    pub(crate) fn lru_lock_shared(&self) -> bool {
         self.sched.cpus.len() > 1
     }
 

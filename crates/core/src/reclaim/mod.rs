@@ -27,6 +27,7 @@ pub mod policy;
 pub mod rstat_flush;
 pub mod timeline;
 pub mod tlb_flush;
+pub mod workingset_lines;
 mod vm_writeout;
 pub mod writeback_stall;
 
@@ -89,6 +90,8 @@ pub struct ReclaimState {
     /// The `lru_lock` of each memory cgroup above the tasks' group, which the classic LRU's
     /// `lru_note_cost` takes in turn (`lru_lock.rs`).
     pub memcg_ancestors: lru_lock::AncestorLocks,
+    /// The lines of the group's workingset counters (`workingset_lines.rs`).
+    pub ws_lines: workingset_lines::WorkingsetLines,
     /// The CPUs' LRU-add batches (`folio_add_lru`).
     pub lru_add: lru_add::LruAddBatches,
     /// The reclaimer's pending TLB flush and the shootdowns sent (`tlb_flush.rs`).
@@ -105,7 +108,7 @@ impl ReclaimState {
         // The group's depth below the root: its ancestors, the root's lruvec included.
         let depth = m.memcg_limit.map_or(0, |_| m.memcg_path.as_deref().and_then(crate::config::memcg_path_depth).unwrap_or(1));
         let memcg_ancestors = lru_lock::AncestorLocks::new(depth);
-        ReclaimState { policy: Some(policy), rstat, kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), memcg_ancestors, lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
+        ReclaimState { policy: Some(policy), rstat, kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), memcg_ancestors, ws_lines: workingset_lines::WorkingsetLines::new(depth), lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
     }
 
     /// The policy, outside its own reclaim passes.

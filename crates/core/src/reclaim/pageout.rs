@@ -196,8 +196,10 @@ impl Sim {
         if self.folio_held_elsewhere(f) {
             return Verdict::Keep;
         }
+        let ages = policy.workingset_atomics();
         self.remove_mapping(policy, f);
         batch.cost.charge(Cat::FreePage, self.costs.free_page_ns);
+        self.workingset_lines_in_reclaim(policy, ages, sc, &mut batch.cost, Cat::FreePage);
         Verdict::Reclaim
     }
 
@@ -289,10 +291,12 @@ impl Sim {
         if self.mem.frames[head as usize].folio_order() == 0 || self.folio_held_elsewhere(head) {
             return Verdict::Keep; // split by a dirty PTE, or a reader holds it (pagecache/held.rs)
         }
+        let ages = policy.workingset_atomics();
         for &p in pages {
             self.remove_mapping(policy, p);
         }
         batch.cost.charge(Cat::FreePage, pages.len() as u64 * self.costs.free_page_ns);
+        self.workingset_lines_in_reclaim(policy, ages, sc, &mut batch.cost, Cat::FreePage);
         Verdict::Reclaim
     }
 

@@ -91,6 +91,16 @@ pub trait LruPolicy {
     fn refault_notes_cost(&self) -> bool {
         false
     }
+    /// Atomic adds the policy has made so far to its group's workingset counters, by line
+    /// (`workingset_lines.rs`: the eviction/ageing counter, MGLRU's refault counter).
+    fn workingset_atomics(&self) -> [u64; super::workingset_lines::LINES] {
+        [0; super::workingset_lines::LINES]
+    }
+    /// Is each of those adds repeated on every ancestor's lruvec (the classic LRU's
+    /// `workingset_age_nonresident`)?
+    fn workingset_atomics_walk_up(&self) -> bool {
+        false
+    }
     /// What `refault` does with the memory cgroup statistics first (5.15-5.17's classic
     /// `mem_cgroup_flush_stats()`, reclaim/rstat_flush.rs); MGLRU's `lru_gen_refault` returns
     /// before that call.

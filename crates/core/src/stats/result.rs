@@ -180,6 +180,14 @@ pub struct Summary {
     pub memcg_ancestor_lock_acquisitions: u64,
     pub memcg_ancestor_lock_contended: u64,
     pub memcg_ancestor_lock_spin_s: f64,
+    /// Atomic adds to the workingset counters' cache lines (reclaim/workingset_lines.rs: the
+    /// classic LRU's `nonresident_age` of the group and every ancestor, MGLRU's
+    /// `evicted[]` / `refaulted[]`), those that waited for the line to move, the wait and
+    /// all the CPU they took (waits and transfers).
+    pub workingset_line_adds: u64,
+    pub workingset_line_waited: u64,
+    pub workingset_line_wait_s: f64,
+    pub workingset_line_cpu_s: f64,
     /// TLB shootdowns after reclaim's unmaps (reclaim/tlb_flush.rs): flushes that interrupted
     /// other CPUs, the IPIs sent, the reclaimers' time sending and waiting (also the
     /// `tlb_shootdown` category of the reclaim CPU tables) and the time the IPIs took from

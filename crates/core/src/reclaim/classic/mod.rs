@@ -31,6 +31,9 @@ pub struct ClassicLru {
     workingset_file: bool,
     /// `lruvec->nonresident_age` (§4.1).
     nonresident_age: u64,
+    /// `workingset_age_nonresident` calls, each an atomic add on the group's lruvec and
+    /// every ancestor's (workingset_lines.rs).
+    age_walks: u64,
     /// 5.8+ cost model (§3.12).
     anon_cost: u64,
     file_cost: u64,
@@ -86,6 +89,7 @@ impl ClassicLru {
             workingset_anon: profile >= Profile::V6,
             workingset_file: profile >= Profile::V3_14,
             nonresident_age: 0,
+            age_walks: 0,
             anon_cost: 0,
             file_cost: 0,
             recent_scanned: [0; 2],
@@ -227,9 +231,10 @@ impl ClassicLru {
         }
     }
 
-    /// `workingset_age_nonresident`.
+    /// `workingset_age_nonresident` for `n` pages of one folio.
     fn age_nonresident(&mut self, n: u64) {
         self.nonresident_age += n;
+        self.age_walks += 1;
     }
 }
 
@@ -322,6 +327,16 @@ impl LruPolicy for ClassicLru {
     /// that was in the workingset, since the cost model arrived (5.8; the 6.x profile).
     fn refault_notes_cost(&self) -> bool {
         self.profile >= Profile::V6
+    }
+
+    /// 5.9+: every `workingset_age_nonresident` adds on the group's lruvec line and each
+    /// ancestor's (the model's V6 profiles, 5.15+).
+    fn workingset_atomics(&self) -> [u64; 2] {
+        [if self.profile >= Profile::V6 { self.age_walks } else { 0 }, 0]
+    }
+
+    fn workingset_atomics_walk_up(&self) -> bool {
+        true
     }
 
     /// To the inactive tail (`lru_move_tail`).

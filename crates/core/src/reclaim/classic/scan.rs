@@ -7,9 +7,9 @@ use super::ClassicLru;
 use crate::config::Profile;
 use crate::engine::Sim;
 use crate::mm::*;
-use crate::stats::CpuCategory;
+use crate::stats::{CpuCategory, CpuCost};
 use crate::reclaim::isolation::IsolatedWait;
-use crate::reclaim::{Bailout, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::reclaim::{Bailout, LruPolicy, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
 const IA: usize = LruList::InactiveAnon as usize;
 const AA: usize = LruList::ActiveAnon as usize;
@@ -384,7 +384,14 @@ impl ClassicLru {
         }
         let activated = res.activate.len() as u64;
         sim.stats.vm.pgactivate += activated;
-        self.age_nonresident(activated);
+        // move_folios_to_lru: `workingset_age_nonresident` per folio put back active.
+        let ages = self.workingset_atomics();
+        for _ in 0..activated {
+            self.age_nonresident(1);
+        }
+        let mut cost = CpuCost::default();
+        sim.workingset_lines_in_reclaim(self, ages, sc, &mut cost, CpuCategory::LruOps);
+        sc.cost.add(&cost);
         sc.count_steal(&mut sim.stats.vm, anon, res.reclaimed);
         if self.profile >= Profile::V6 {
             self.lru_note_cost(anon, res.pageout, scanned - res.reclaimed);
@@ -429,7 +436,6 @@ impl ClassicLru {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::reclaim::LruPolicy;
 
     fn lru_of(profile: &str) -> ClassicLru {
         let text = format!("name = \"t\"\n[machine]\nram = \"128MiB\"\n[kernel]\nprofile = \"{profile}\"\n[[task]]\nname = \"t\"\n[[task.mapping]]\nname = \"m\"\nkind = \"anon\"\nsize = \"1MiB\"\n[[task.phase]]\nmapping = \"m\"\npattern = \"sequential\"\n");

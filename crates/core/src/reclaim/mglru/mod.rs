@@ -138,6 +138,8 @@ pub struct MgLru {
     /// The newest time reclaim told us (for timestamps made without a clock at hand).
     now: u64,
     pub walk: WalkStats,
+    /// Atomic adds to `lrugen->evicted[]` and `lrugen->refaulted[]` (workingset_lines.rs).
+    ws_atomics: [u64; 2],
 }
 
 impl MgLru {
@@ -159,6 +161,7 @@ impl MgLru {
             bloom: [None, None],
             now: 0,
             walk: WalkStats::default(),
+            ws_atomics: [0; 2],
         }
     }
 
@@ -364,6 +367,10 @@ impl LruPolicy for MgLru {
 
     fn refault(&mut self, ctx: RefaultCtx<'_>, f: u32, shadow: u32, anon: bool) {
         self.lru_gen_refault(ctx, f, shadow, anon);
+    }
+
+    fn workingset_atomics(&self) -> [u64; 2] {
+        self.ws_atomics
     }
 
     fn check(&self, frames: &[Frame]) -> Vec<String> {

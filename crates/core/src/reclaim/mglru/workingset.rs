@@ -23,6 +23,7 @@ impl MgLru {
         let (refs, tier) = self.refs_and_tier(fr);
         let token = ((self.min_seq[ty] << 2) | refs.saturating_sub(1) as u64) & TOKEN_MASK;
         self.pid.evicted[ty][tier] += 1;
+        self.ws_atomics[0] += 1; // atomic_long_add(delta, &lrugen->evicted[hist][type][tier])
         let ws = match self.era {
             // 6.1-6.13 packs `refs` as the workingset flag: any fd or workingset reference.
             Era::V6_1 => refs > 0,
@@ -50,6 +51,7 @@ impl MgLru {
                 }
                 let refs = (token & 3) as u32 + ws as u32;
                 self.pid.refaulted[ty][order_base_2(refs + 1)] += 1;
+                self.ws_atomics[1] += 1; // atomic_long_add(delta, &lrugen->refaulted[..])
                 count(vm, anon, Counter::Refault);
                 // Hot pages pushed out by hotter ones, or fd references out of range: stalls.
                 if ctx.in_fault || refs == 4 {
@@ -67,6 +69,7 @@ impl MgLru {
                 let refs = (token & 3) as u32 + 1;
                 let tier = if ws { super::pid::MAX_NR_TIERS - 1 } else { order_base_2(refs) };
                 self.pid.refaulted[ty][tier] += 1;
+                self.ws_atomics[1] += 1;
                 if ctx.in_fault {
                     count(vm, anon, Counter::Activate);
                 }
