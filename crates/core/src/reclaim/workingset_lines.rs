@@ -52,14 +52,16 @@ pub struct LineStats {
     pub cpu_ns: u64,
 }
 
-/// One cache line's history in virtual time: transfers `start -> (end, new writer)` and
-/// writes by the CPU that had it (`t -> (t, writer)`), disjoint. An add processed after
-/// others at later clocks finds the writer its clock comes after, so CPUs that write in turn
-/// each pull the line, whatever order the model processes them in.
+/// One cache line in virtual time: who wrote it when (`writes`: every add, at the time it
+/// wrote), and when it was moving between CPUs (`transfers`, disjoint busy intervals, merged
+/// when back to back). An add processed after others at later clocks finds the writer its
+/// clock comes after, so CPUs that write in turn each pull the line, whatever order the model
+/// processes them in.
 #[derive(Debug, Default)]
 pub struct Line {
-    history: BTreeMap<u64, (u64, Holder)>,
-    /// Where the line sat after the history dropped as past.
+    writes: BTreeMap<u64, Holder>,
+    transfers: BTreeMap<u64, u64>,
+    /// The last writer of the history dropped as past.
     settled: Option<Holder>,
 }
 
@@ -68,33 +70,63 @@ impl Line {
     /// transfers in progress, and whether the line moved to `h`. `floor` is the event loop's
     /// time: no later add comes before it.
     pub fn add(&mut self, h: Holder, at: u64, transfer: u64, floor: u64) -> (u64, bool) {
-        while self.history.len() > 1 {
-            let Some((&s, &(e, w))) = self.history.first_key_value() else { break };
+        self.forget_before(floor);
+        // A transfer in progress at `at` ends first; then the line is its last writer's.
+        let mut t = at;
+        if let Some((_, &e)) = self.transfers.range(..=at).next_back() {
+            t = t.max(e);
+        }
+        let owner = self.writes.range(..=t).next_back().map(|(_, &w)| w).or(self.settled);
+        let moved = owner != Some(h) && transfer > 0;
+        if moved {
+            t = self.first_free(t, transfer);
+            self.occupy(t, t + transfer);
+        }
+        self.writes.insert(t, h);
+        (t - at, moved)
+    }
+
+    /// Drop what ended before `floor` (no add comes before it), keeping the last writer.
+    fn forget_before(&mut self, floor: u64) {
+        while let Some((&s, &e)) = self.transfers.first_key_value() {
             if e > floor {
                 break;
             }
+            self.transfers.remove(&s);
+        }
+        while self.writes.len() > 1 {
+            let Some((&t, &w)) = self.writes.first_key_value() else { break };
+            if t >= floor {
+                break;
+            }
             self.settled = Some(w);
-            self.history.remove(&s);
+            self.writes.remove(&t);
         }
-        // Who wrote the line last before `at`, and when a transfer in progress ends.
-        let (mut t, mut owner) = (at, self.settled);
-        if let Some((_, &(e, w))) = self.history.range(..=at).next_back() {
-            owner = Some(w);
-            t = t.max(e);
+    }
+
+    /// The earliest `s >= at` with `[s, s + len)` free of transfers.
+    fn first_free(&self, at: u64, len: u64) -> u64 {
+        let mut s = at;
+        for (&b, &e) in self.transfers.range(at.saturating_add(1)..) {
+            if b >= s + len {
+                break;
+            }
+            s = s.max(e);
         }
-        if owner != Some(h) && transfer > 0 {
-            // The pull goes after the writes and transfers that leave it no room.
-            while let Some((&b, &(e, w))) = self.history.range(t.saturating_add(1)..).next() {
-                if b >= t + transfer || owner == Some(h) {
-                    break;
-                }
-                (t, owner) = (e, Some(w));
+        s
+    }
+
+    fn occupy(&mut self, mut start: u64, mut end: u64) {
+        if let Some((&s, &e)) = self.transfers.range(..=start).next_back() {
+            if e == start {
+                self.transfers.remove(&s);
+                start = s;
             }
         }
-        let moved = owner != Some(h) && transfer > 0;
-        let end = if moved { t + transfer } else { t };
-        self.history.insert(t, (end, h));
-        (t - at, moved)
+        if let Some(e) = self.transfers.remove(&end) {
+            end = e;
+        }
+        self.transfers.insert(start, end);
     }
 }
 
