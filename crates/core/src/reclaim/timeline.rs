@@ -63,6 +63,11 @@ impl Timeline {
         }
     }
 
+    /// `at`, or the end of the busy interval that contains it.
+    pub fn busy_until(&self, at: u64) -> u64 {
+        self.locate(at).map_or(at, |p| at.max(self.get(p).1))
+    }
+
     /// The earliest `s >= at` with `[s, s + len)` free.
     pub fn first_free(&self, at: u64, len: u64) -> u64 {
         let pos = self.locate(at);

@@ -32,6 +32,7 @@
 use super::lru_lock::{Holder, KSWAPD};
 use super::policy::LruPolicy;
 use super::ScanControl;
+use super::timeline::Timeline;
 use crate::engine::Sim;
 use crate::stats::{CpuCategory, CpuCost};
 use std::collections::BTreeMap;
@@ -60,7 +61,7 @@ pub struct LineStats {
 #[derive(Debug, Default)]
 pub struct Line {
     writes: BTreeMap<u64, Holder>,
-    transfers: BTreeMap<u64, u64>,
+    transfers: Timeline,
     /// The last writer of the history dropped as past.
     settled: Option<Holder>,
 }
@@ -72,15 +73,12 @@ impl Line {
     pub fn add(&mut self, h: Holder, at: u64, transfer: u64, floor: u64) -> (u64, bool) {
         self.forget_before(floor);
         // A transfer in progress at `at` ends first; then the line is its last writer's.
-        let mut t = at;
-        if let Some((_, &e)) = self.transfers.range(..=at).next_back() {
-            t = t.max(e);
-        }
+        let mut t = self.transfers.busy_until(at);
         let owner = self.writes.range(..=t).next_back().map(|(_, &w)| w).or(self.settled);
         let moved = owner != Some(h) && transfer > 0;
         if moved {
-            t = self.first_free(t, transfer);
-            self.occupy(t, t + transfer);
+            t = self.transfers.first_free(t, transfer);
+            self.transfers.occupy(t, t + transfer);
         }
         self.writes.insert(t, h);
         (t - at, moved)
@@ -88,12 +86,7 @@ impl Line {
 
     /// Drop what ended before `floor` (no add comes before it), keeping the last writer.
     fn forget_before(&mut self, floor: u64) {
-        while let Some((&s, &e)) = self.transfers.first_key_value() {
-            if e > floor {
-                break;
-            }
-            self.transfers.remove(&s);
-        }
+        self.transfers.drop_before(floor);
         while self.writes.len() > 1 {
             let Some((&t, &w)) = self.writes.first_key_value() else { break };
             if t >= floor {
@@ -104,30 +97,6 @@ impl Line {
         }
     }
 
-    /// The earliest `s >= at` with `[s, s + len)` free of transfers.
-    fn first_free(&self, at: u64, len: u64) -> u64 {
-        let mut s = at;
-        for (&b, &e) in self.transfers.range(at.saturating_add(1)..) {
-            if b >= s + len {
-                break;
-            }
-            s = s.max(e);
-        }
-        s
-    }
-
-    fn occupy(&mut self, mut start: u64, mut end: u64) {
-        if let Some((&s, &e)) = self.transfers.range(..=start).next_back() {
-            if e == start {
-                self.transfers.remove(&s);
-                start = s;
-            }
-        }
-        if let Some(e) = self.transfers.remove(&end) {
-            end = e;
-        }
-        self.transfers.insert(start, end);
-    }
 }
 
 /// The workingset lines: the group lruvec's (eviction/ageing, MGLRU's refaults) and, for the
