@@ -32,8 +32,9 @@
 
 use crate::config::Profile;
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap};
 use crate::engine::Sim;
+use super::change_sums::ChangeSums;
 
 /// One reclaim batch's pages, off the LRU over `[from, until)` of virtual time.
 #[derive(Clone, Copy, Debug)]
@@ -50,22 +51,16 @@ struct Hold {
 /// The holds as a timeline of (pages, put back) changes per list type: a hold adds its counts
 /// at `from` and takes them away at `until`, so the pages isolated at `t` are the sum of the
 /// changes at or before `t`. Many reclaimers (kswapd's clock runs far ahead of the others')
-/// leave tens of thousands of live holds; a query then reads only the changes up to `t`
-/// instead of every hold.
+/// leave tens of thousands of live holds; the sums are indexed (reclaim/change_sums.rs), so a
+/// query costs O(log n + 64) instead of a walk over the changes up to `t`.
 #[derive(Debug, Default)]
 struct Timeline {
-    changes: [BTreeMap<u64, (i64, i64)>; 2],
+    changes: [ChangeSums; 2],
 }
 
 impl Timeline {
     fn change(&mut self, h: &Hold, at: u64, sign: i64) {
-        let list = &mut self.changes[h.anon as usize];
-        let e = list.entry(at).or_insert((0, 0));
-        e.0 += sign * h.pages as i64;
-        e.1 += sign * h.back_on_inactive as i64;
-        if *e == (0, 0) {
-            list.remove(&at);
-        }
+        self.changes[h.anon as usize].add(at, [sign * h.pages as i64, sign * h.back_on_inactive as i64]);
     }
 
     fn add(&mut self, h: &Hold) {
@@ -83,7 +78,7 @@ impl Timeline {
     }
 
     fn at(&self, anon: bool, t: u64) -> (u64, u64) {
-        let (p, b) = self.changes[anon as usize].range(..=t).fold((0i64, 0i64), |(p, b), (_, &(dp, db))| (p + dp, b + db));
+        let [p, b] = self.changes[anon as usize].sum_to(t);
         (p as u64, b as u64)
     }
 }

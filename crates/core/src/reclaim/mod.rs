@@ -15,6 +15,7 @@
 //! (`isolation.rs`).
 
 pub mod bailout;
+pub mod change_sums;
 pub mod classic;
 mod direct;
 pub mod isolation;
