@@ -24,11 +24,11 @@ pub enum Profile {
 /// DEF_PRIORITY` in 2.6.32's shrink_zone), and swapon marks an area SWP_SOLIDSTATE only when
 /// its queue has QUEUE_FLAG_NONROT, which brd did not set (seed 002: adding it "didn't make
 /// any difference"), so a ramdisk is a disk to swap
-/// ([`crate::device::DeviceParams::queue_nonrot`]). Three mechanisms 2.6.28 shared are so far
+/// ([`crate::device::DeviceParams::queue_nonrot`]). Two mechanisms 2.6.28 shared are so far
 /// modelled for 2.6.32 only (seed 002 needs them; the 2.6.28 tables are another engineer's
-/// work in progress): per-CPU page lists that watermarks do not see (`mm/pcp.rs`), the swap
-/// token (`swap/token.rs`), and `congestion_wait` woken by every freed async request
-/// (`engine/congestion.rs`).
+/// work in progress): per-CPU page lists that watermarks do not see (`mm/pcp.rs`) and the swap
+/// token (`swap/token.rs`); `congestion_wait` woken by every freed async request
+/// (`engine/congestion.rs`) is modelled for both.
 pub fn era_2_6_32(profile: &str) -> bool {
     profile == "2.6.32"
 }

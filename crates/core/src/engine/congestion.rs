@@ -14,17 +14,19 @@
 //! schedule_timeout(HZ/10)"). A task waiting here is woken by `clear_bdi_congested`, which is
 //! modelled at the completion that takes a queue below the off threshold.
 //!
-//! 2.6.32 (the profile's `IoState::wake_on_freed_request`): `freed_request` →
-//! `__freed_request` calls `blk_clear_queue_congested` for *every* request freed while the
-//! queue's count of its direction is below the off threshold, and `clear_bdi_congested` wakes
-//! the direction's waiters whether or not the queue had been congested. So a nap in
-//! `congestion_wait(BLK_RW_ASYNC, ..)` ends at the next async (write) request a request-based
-//! queue frees: "If no backing_devs are congested then just wait for the next write to be
-//! completed" (its kernel-doc). A bio-based driver such as brd allocates no requests and frees
-//! none (and frontswap does no I/O), so there the nap lasts its whole timeout. The model's
-//! writes are async (reclaim's swap-out and the flusher write WB_SYNC_NONE), its reads sync.
-//! 2.6.28 had the same code (with WRITE for BLK_RW_ASYNC); its profile keeps the
-//! congestion-transition wake-up until the fidelity work on that profile adopts this.
+//! 2.6.28 and 2.6.32 (`IoState::wake_on_freed_request`): `freed_request` →
+//! `__freed_request(q, rw)` calls `blk_clear_queue_congested` for *every* request freed while
+//! the queue's count of its direction is below the off threshold, and `clear_bdi_congested`
+//! (mm/backing-dev.c) wakes the direction's waiters whether or not the queue had been
+//! congested. So a nap in `congestion_wait(WRITE, ..)` (2.6.32: `BLK_RW_ASYNC`) ends at the
+//! next write request a request-based queue frees: "If no backing_devs are congested then
+//! just wait for the next write to be completed" (its kernel-doc). A bio-based driver such as
+//! brd allocates no requests and frees none (and frontswap does no I/O), so there the nap
+//! lasts its whole timeout. The model's writes are async (reclaim's swap-out and the flusher
+//! write WB_SYNC_NONE), its reads sync. Checked in the 2.6.2x block/blk-core.c
+//! (`__freed_request(struct request_queue *q, int rw)`) and mm/backing-dev.c. 3.x and 4.x
+//! kept the wake-up (`__freed_request(rl, sync)`, `clear_wb_congested`); their profiles keep
+//! the congestion-transition wake-up until their fidelity work adopts this.
 //!
 //! **Two request pools, 2.6.28–4.14** (the legacy single-queue block layer: v4.14
 //! block/blk-core.c `__get_request`, `get_request`, `__freed_request`; 2.6.28 the same in
@@ -184,6 +186,24 @@ mod tests {
             submit_scattered(&mut s, nr_requests, true);
             assert!(s.write_request_pool_full(DevRef::Swap(0), 0), "{profile}: nr_requests writes fill the write pool");
             assert!(s.bdi_write_congested(DevRef::Swap(0)), "{profile}");
+        }
+    }
+
+    /// Guards `__freed_request` → `clear_bdi_congested` in 2.6.28 and 2.6.32: a write request
+    /// freed below the off threshold wakes `congestion_wait(WRITE, ..)` whether or not the queue
+    /// was congested ("just wait for the next write to be completed"); a freed read does not
+    /// (it wakes `congestion_wqh[READ]`). The 3.x profiles here wake only when a congested
+    /// queue clears.
+    #[test]
+    fn a_freed_write_ends_a_2_6_2x_congestion_wait_on_an_uncongested_queue() {
+        for (profile, wakes) in [("2.6.28", true), ("2.6.32", true), ("3.14", false)] {
+            let mut s = test_machine(profile);
+            s.congestion_wait(0, 100_000_000);
+            assert!(!s.bdi_write_congested(DevRef::Swap(0)));
+            s.note_complete_congestion(DevRef::Swap(0), false);
+            assert!(s.io.congestion_waiters.contains(&0), "{profile}: a freed read wakes no writer's nap");
+            s.note_complete_congestion(DevRef::Swap(0), true);
+            assert_eq!(!s.io.congestion_waiters.contains(&0), wakes, "{profile}: a freed write ends the nap");
         }
     }
 

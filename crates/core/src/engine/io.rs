@@ -50,8 +50,8 @@ pub(crate) struct IoState {
     pub noprogress_waiters: Vec<u32>,
     /// Queues marked write-congested (`bdi_write_congested`), in the order they became so.
     pub congested: Vec<DevRef>,
-    /// 2.6.32: every async request freed below the off threshold wakes `congestion_wait`
-    /// (engine/congestion.rs), not only the one that ends a congestion.
+    /// 2.6.28 and 2.6.32: every async (write) request freed below the off threshold wakes
+    /// `congestion_wait` (engine/congestion.rs), not only the one that ends a congestion.
     pub wake_on_freed_request: bool,
     /// Folios under writeback (`nr_writeback`).
     pub nr_writeback: u64,
@@ -106,7 +106,7 @@ impl IoState {
             request_sleeps: 0,
             noprogress_waiters: Vec::new(),
             congested: Vec::new(),
-            wake_on_freed_request: crate::config::era_2_6_32(&cfg.config.kernel.profile),
+            wake_on_freed_request: cfg.profile == crate::config::Profile::V2_6_28,
             nr_writeback: 0,
             wb_completed: 0,
             wb_throttle_start: 0,
