@@ -37,6 +37,7 @@ def machine_state() -> dict:
         "read_ahead_kb": ra_kb,
         "journals": sorted(glob.glob("/run/swaplab/journal-*")),
         "workdir": sorted(glob.glob("/var/tmp/swaplab/swaplab-*")),
+        "workdir_exists": os.path.isdir("/var/tmp/swaplab"),
     }
 
 

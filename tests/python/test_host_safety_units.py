@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from swaplab.host.journal import cleanup, remove_rundir, stale_journals
+from swaplab.host.journal import Journal, cleanup, remove_rundir, stale_journals
+from swaplab.host.swapdev import check_workdir, make_workdir, temporary_workdir
 from swaplab.host.lock import HostLock
 from swaplab.host.signals import RunSignals
 
@@ -60,6 +61,49 @@ def test_rundir_removal_takes_only_the_runners_data_files(tmp_path):
     with pytest.raises(OSError, match="did not create"):
         remove_rundir(str(d))
     assert (d / "precious.txt").read_text() == "mine"
+
+
+def test_a_missing_workdir_is_created_by_the_run_and_removed_by_its_restore(tmp_path):
+    workdir = tmp_path / "var" / "swaplab"
+    note = check_workdir(str(workdir))
+    assert not workdir.exists(), "the precondition check must not change the machine"
+    assert "removed after it" in note
+    journal = Journal(str(tmp_path / "journal"), persist=False)
+    make_workdir(journal, str(workdir))
+    assert workdir.is_dir() and [r["op"] for r in journal.records] == ["workdir", "workdir"]
+    (workdir / "swaplab-1-0.d").mkdir()
+    journal.push({"op": "rundir", "path": str(workdir / "swaplab-1-0.d")})
+    assert journal.restore() == []
+    assert not (tmp_path / "var").exists(), "every level the run created is removed"
+    assert tmp_path.is_dir()
+
+
+def test_a_created_workdir_holding_foreign_files_stays_and_the_restore_says_so(tmp_path):
+    workdir = tmp_path / "swaplab"
+    journal = Journal(str(tmp_path / "journal"), persist=False)
+    make_workdir(journal, str(workdir))
+    (workdir / "precious.txt").write_text("mine")
+    errors = journal.restore()
+    assert len(errors) == 1 and "did not create" in errors[0], errors
+    assert (workdir / "precious.txt").read_text() == "mine"
+
+
+def test_an_existing_workdir_is_neither_journalled_nor_removed(tmp_path):
+    journal = Journal(str(tmp_path / "journal"), persist=False)
+    make_workdir(journal, str(tmp_path))
+    assert journal.records == []
+    with temporary_workdir(str(tmp_path)):
+        pass
+    assert tmp_path.is_dir()
+
+
+def test_the_calibrations_workdir_is_removed_on_every_exit_path(tmp_path):
+    workdir = tmp_path / "a" / "b"
+    with pytest.raises(RuntimeError):
+        with temporary_workdir(str(workdir)):
+            assert workdir.is_dir()
+            raise RuntimeError("measurement failed")
+    assert not (tmp_path / "a").exists()
 
 
 def test_host_lock_refuses_a_second_holder_and_names_the_first(tmp_path):

@@ -34,7 +34,7 @@ PRESET_DIR = os.path.expanduser(os.environ.get("SWAPLAB_DEVICES", "~/.config/swa
 def measure(directory: str, file_bytes: int = 256 << 20, seconds: float = 2.0, fault_pages: int = 16384) -> Dict[str, Any]:
     from .swapdev import check_workdir
 
-    check_workdir(directory)
+    check_workdir(directory)  # a missing one is created by calibrate() for the measurement
     # The CPU costs first, in a process that has done nothing else yet, as the host worker's
     # is: after the device phase (its I/O threads, SCHED_FIFO, O_DIRECT buffers) this VM's
     # minor fault measured 5.6-7.5 us against 1.4 us before it and 1.2 us (p50) in a worker.
@@ -144,10 +144,19 @@ def fit(m: Dict[str, Any], disk: Optional[str], rot: Optional[bool]) -> Tuple[Di
 
 def calibrate(directory: Optional[str] = None, name: str = "host", out: Optional[str] = None,
               device_path: Optional[str] = None, quick: bool = False, log=None) -> Tuple[str, Dict[str, Any]]:
-    """Measure, fit, write the preset file; returns (path, preset)."""
-    from .. import tomlio
+    """Measure, fit, write the preset file; returns (path, preset). A missing directory is
+    created for the measurement and removed after it."""
+    from .swapdev import check_workdir, temporary_workdir
 
     directory = directory or device_path or "/var/tmp/swaplab"
+    check_workdir(directory)
+    with temporary_workdir(directory):
+        return _calibrate_in(directory, name, out, quick, log)
+
+
+def _calibrate_in(directory: str, name: str, out: Optional[str], quick: bool, log) -> Tuple[str, Dict[str, Any]]:
+    from .. import tomlio
+
     if log:
         log(f"measuring {directory} (O_DIRECT) and fault costs...")
     m = measure(directory, file_bytes=(64 << 20) if quick else (256 << 20), seconds=0.5 if quick else 2.0,

@@ -8,13 +8,15 @@ SIGINT/SIGTERM blocked, and every step is attempted even when an earlier one fai
 Files: every file the runner creates is journalled before it exists — swap files and loop
 backing files (``unlink``) and the run directory that holds the workers' file-mapping data
 files (``rundir``: its ``swaplab-*.data`` files, then the directory; anything else found in
-it is left in place and reported). ``cleanup`` keeps a journal whose undo failed (with only the
+it is left in place and reported), and a work directory that did not exist (``workdir``, removed
+once empty). ``cleanup`` keeps a journal whose undo failed (with only the
 failed records) so that it can be retried, and sets a journal it cannot read aside as
 ``*.corrupt`` with a message saying what to check by hand.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -61,6 +63,8 @@ def undo(rec: Record) -> None:
             pass
     elif op == "rundir":
         remove_rundir(rec["path"])
+    elif op == "workdir":
+        remove_workdir(rec["path"])
     elif op == "rmdir":
         _rmdir_cgroup(rec["path"])
     elif op == "losetup":
@@ -129,6 +133,20 @@ def remove_rundir(path: str) -> None:
     if foreign:
         raise OSError(f"{path}: not removed: it holds files swaplab did not create: {', '.join(sorted(foreign)[:5])}")
     os.rmdir(path)
+
+
+def remove_workdir(path: str) -> None:
+    """Remove a work directory the run created, once it is empty (its run directory and swap
+    files are undone before it). Anything left in it is not ours: it stays, and this fails."""
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError as e:
+        if e.errno != errno.ENOTEMPTY:
+            raise
+        raise OSError(f"{path}: not removed: it holds files swaplab did not create: "
+                      f"{', '.join(sorted(os.listdir(path))[:5])}") from None
 
 
 def _rmdir_cgroup(path: str) -> None:

@@ -324,6 +324,8 @@ def _run(text, source, overrides, resolved, notes, opts, journal, workers, run_i
         raise PreconditionError("zswap is unavailable on this host")
     if os.path.exists(MGLRU):
         set_knob(journal, MGLRU, "n")  # the workload asks for the classic LRU
+    if any(m["kind"] == "file" for t in resolved["task"] for m in t["mapping"]) or resolved["swap"]:
+        swapdev.make_workdir(journal, opts.workdir)
     _set_page_cache_knobs(journal, resolved, opts, notes)
     # 2. swap devices
     devices = swapdev.setup(journal, resolved, opts.swap_backend, opts.workdir)

@@ -3,14 +3,15 @@ file, or zram — never anything on tmpfs (docs/host-runner.md, "Traps")."""
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import subprocess
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, List, Optional
 
 from .errors import PreconditionError
-from .journal import Journal, active_swaps
+from .journal import Journal, active_swaps, remove_workdir
 from .sysfs import block_dev_of, read, rotational
 
 BACKENDS = ("auto", "file", "loop", "zram")
@@ -48,20 +49,23 @@ def check_disk_dir(directory: str) -> None:
 
 def check_workdir(directory: str) -> Optional[str]:
     """Refuse a work directory that is empty, not a directory, on tmpfs or a pseudo file system,
-    or where no file can be created. A missing one is created; the return value then says so."""
+    or where no file can be created. A missing one is checked through its nearest existing
+    ancestor and not created here: the run creates it and removes it again
+    (:func:`make_workdir`); the return value then says so."""
     import tempfile
 
     if not directory or not directory.strip():
         raise PreconditionError("--workdir: an empty path: name a directory on a disk file system")
-    note = None
     if os.path.lexists(directory) and not os.path.isdir(directory):
         raise PreconditionError(f"--workdir {directory}: not a directory")
     if not os.path.exists(directory):
-        try:
-            os.makedirs(directory, mode=0o755)
-        except OSError as e:
-            raise PreconditionError(f"--workdir {directory}: cannot create it: {e.strerror or e}") from None
-        note = f"created the work directory {directory} (it is kept for later runs)"
+        parent = _nearest_existing(directory)
+        if not os.path.isdir(parent):
+            raise PreconditionError(f"--workdir {directory}: cannot create it: {parent} is not a directory")
+        check_disk_dir(parent)
+        if not os.access(parent, os.W_OK | os.X_OK):
+            raise PreconditionError(f"--workdir {directory}: cannot create it: {parent} is not writable")
+        return f"the work directory {directory} does not exist: it is created for the run and removed after it"
     check_disk_dir(directory)
     try:
         fd, probe = tempfile.mkstemp(prefix=".swaplab-probe-", dir=directory)
@@ -69,7 +73,50 @@ def check_workdir(directory: str) -> Optional[str]:
         raise PreconditionError(f"--workdir {directory}: cannot create a file there: {e.strerror or e}") from None
     os.close(fd)
     os.unlink(probe)
-    return note
+    return None
+
+
+def _nearest_existing(path: str) -> str:
+    path = os.path.abspath(path)
+    while not os.path.lexists(path):
+        path = os.path.dirname(path)
+    return path
+
+
+def _missing_levels(directory: str) -> List[str]:
+    """The directories that creating ``directory`` makes, outermost first."""
+    levels: List[str] = []
+    path = os.path.abspath(directory)
+    while not os.path.lexists(path):
+        levels.insert(0, path)
+        path = os.path.dirname(path)
+    return levels
+
+
+def make_workdir(journal: Journal, directory: str) -> None:
+    """Create a missing work directory (and missing parents), each level journalled before it
+    exists as ``workdir``: undone by removing it if it is empty, so the machine keeps no
+    directory it did not have."""
+    for level in _missing_levels(directory):
+        journal.push({"op": "workdir", "path": level})
+        os.mkdir(level, 0o755)
+
+
+@contextlib.contextmanager
+def temporary_workdir(directory: str) -> Iterator[None]:
+    """For the calibration: the missing levels of ``directory`` exist inside the block and are
+    removed (when empty) after it, on every exit path."""
+    levels = _missing_levels(directory)
+    for level in levels:
+        os.mkdir(level, 0o755)
+    try:
+        yield
+    finally:
+        for level in reversed(levels):
+            try:
+                remove_workdir(level)
+            except OSError:
+                pass  # something not ours appeared in it during the calibration: it stays
 
 
 def backend_for(preset: str, requested: str) -> str:
