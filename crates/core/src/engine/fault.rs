@@ -216,84 +216,104 @@ impl Sim {
         }
     }
 
-    /// Swap-in (`do_swap_page` for anon, `shmem_swapin_folio` for shmem), §1.1.
+    /// Swap-in (`do_swap_page` for anon, `shmem_swapin_folio` for shmem), §1.1: a swap-cache
+    /// hit maps the folio; a synchronous device reads in place without the cache (§1.7); a miss
+    /// reads around the target and sleeps on it.
     fn swapin(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch, entry: u64, shmem: bool) -> Outcome {
         let (dev, slot) = (swp_dev(entry), swp_slot(entry));
-        let page = touch.page as usize;
-        let fault_vpn = self.mem.vmas[v as usize].start_vpn + page as u64;
         let cached = self.swap.areas[dev].cache[slot as usize];
         if cached != NONE {
-            let f = cached;
-            let issued_by_us = self.tasks[tid as usize].fault_was_major;
-            if !issued_by_us {
-                // swap_cache_get_folio: readahead-hit accounting (§1.4); a folio still marked
-                // for immediate reclaim before 6.x also tests (and clears) as a readahead hit -
-                // and is then not rotated at writeback end (`readahead_bits`).
-                let bits = self.readahead_bits();
-                let was_ra = self.mem.frames[f as usize].flags & bits != 0;
-                self.mem.frames[f as usize].flags &= !bits;
-                if was_ra {
-                    self.stats.vm.swap_ra_hit += 1;
-                }
-                let info = &mut self.mem.vmas[v as usize].ra_info;
-                self.swap.ra.on_cache_hit(was_ra, shmem, info, fault_vpn);
-            }
-            if self.mem.frames[f as usize].has(PG_LOCKED) {
-                // Read still in flight: sleep on the folio lock and retry the fault, as
-                // folio_lock_or_retry does (PG_readahead is already clear, so the retry's
-                // lookup does not count the hit again).
-                self.wait_on_frame(tid, f);
-                return Outcome::Blocked;
-            }
-            let major = std::mem::take(&mut self.tasks[tid as usize].fault_was_major);
-            self.map_swapped_in(tid, v, page, f, dev, slot, touch.write, shmem);
-            // A major fault paid `major_fault_cpu_ns` before it slept on its read; its retry
-            // finds the folio in the swap cache and maps it, a cache hit's work, as a file
-            // fault's retry does. `swaplab calibrate` measures a major fault's whole CPU (both
-            // attempts, thread CPU time), so charging the retry more would count it twice.
-            self.tasks[tid as usize].clock += self.costs.cache_hit_fault_ns;
-            if touch.write && self.mem.vmas[v as usize].ptes[page] & PTE_WRITE == 0 {
-                // Mapped read-only because others share it: the write copies it.
-                let out = self.do_wp_page(tid, cpu, v, touch);
-                if !matches!(out, Outcome::Done) {
-                    return out;
-                }
-            }
-            self.count_fault(tid, major);
-            return Outcome::Done;
+            return self.swapin_from_cache(tid, cpu, v, touch, (dev, slot), cached, shmem);
         }
         let area = &self.swap.areas[dev];
-        let sync = area.device.params.synchronous;
-        if !shmem && sync && self.swap.cache_bypass && area.count(slot) == 1 {
-            // SWP_SYNCHRONOUS_IO bypass (§1.7): no swap cache, no readahead, read in place.
-            let f = alloc_or_return!(self, tid, cpu);
-            let fr = &mut self.mem.frames[f as usize];
-            fr.flags |= PG_SWAPBACKED;
-            let shadow = self.swap.areas[dev].shadow[slot as usize];
-            if shadow != 0 {
-                self.refault(f, shadow, true);
-            }
-            self.lru_add(f);
-            let cpu_ns = self.swap_read_folio_sync(dev, slot);
-            // Map, then drop the PTE's reference: the slot (count 1, no cache) is freed.
-            self.mem.frames[f as usize].set_owner(Owner::Anon, v, touch.page);
-            let w = if touch.write { PTE_DIRTY } else { 0 };
-            let vma = &mut self.mem.vmas[v as usize];
-            vma.ptes[page] = PTE_PRESENT | PTE_ACCESSED | PTE_WRITE | w | f as u64;
-            vma.rss += 1;
-            vma.swapents -= 1;
-            self.mem.frames[f as usize].flags |= PG_DIRTY;
-            self.put_swap_ref(dev, slot);
-            self.activate_swapped_in(f);
-            // Read in place (a store hit, zram, a synchronous device): no block request was
-            // submitted, so none of the read-submission CPU.
-            // The bypass allocates, charges and maps its page as a swap-cache read does, less
-            // the swap-cache insert.
-            self.tasks[tid as usize].clock += self.costs.swapin_fault_cpu() + self.costs.swapin_page_cpu_ns + cpu_ns;
-            self.count_fault(tid, true);
-            return Outcome::Done;
+        if !shmem && area.device.params.synchronous && self.swap.cache_bypass && area.count(slot) == 1 {
+            return self.swapin_bypassing_cache(tid, cpu, v, touch, (dev, slot));
         }
-        // Swap-cache miss: readahead around the target (§1.2-§1.6), then sleep on the target.
+        self.swapin_with_readahead(tid, cpu, v, touch, entry, shmem)
+    }
+
+    /// The folio is in the swap cache: account a readahead hit (unless this fault's own read
+    /// put it there), sleep on its lock while the read is in flight, else map it.
+    #[allow(clippy::too_many_arguments)]
+    fn swapin_from_cache(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch, (dev, slot): (usize, u32), f: u32, shmem: bool) -> Outcome {
+        let page = touch.page as usize;
+        if !self.tasks[tid as usize].fault_was_major {
+            self.count_swap_cache_hit(v, f, page, shmem);
+        }
+        if self.mem.frames[f as usize].has(PG_LOCKED) {
+            // Read still in flight: sleep on the folio lock and retry the fault, as
+            // folio_lock_or_retry does (PG_readahead is already clear, so the retry's
+            // lookup does not count the hit again).
+            self.wait_on_frame(tid, f);
+            return Outcome::Blocked;
+        }
+        let major = std::mem::take(&mut self.tasks[tid as usize].fault_was_major);
+        self.map_swapped_in(tid, v, page, f, dev, slot, touch.write, shmem);
+        // A major fault paid `major_fault_cpu_ns` before it slept on its read; its retry
+        // finds the folio in the swap cache and maps it, a cache hit's work, as a file
+        // fault's retry does. `swaplab calibrate` measures a major fault's whole CPU (both
+        // attempts, thread CPU time), so charging the retry more would count it twice.
+        self.tasks[tid as usize].clock += self.costs.cache_hit_fault_ns;
+        if touch.write && self.mem.vmas[v as usize].ptes[page] & PTE_WRITE == 0 {
+            // Mapped read-only because others share it: the write copies it.
+            let out = self.do_wp_page(tid, cpu, v, touch);
+            if !matches!(out, Outcome::Done) {
+                return out;
+            }
+        }
+        self.count_fault(tid, major);
+        Outcome::Done
+    }
+
+    /// swap_cache_get_folio's readahead-hit accounting (§1.4): a folio still marked for
+    /// immediate reclaim before 6.x also tests (and clears) as a readahead hit - and is then
+    /// not rotated at writeback end (`readahead_bits`).
+    fn count_swap_cache_hit(&mut self, v: u32, f: u32, page: usize, shmem: bool) {
+        let fault_vpn = self.mem.vmas[v as usize].start_vpn + page as u64;
+        let bits = self.readahead_bits();
+        let was_ra = self.mem.frames[f as usize].flags & bits != 0;
+        self.mem.frames[f as usize].flags &= !bits;
+        if was_ra {
+            self.stats.vm.swap_ra_hit += 1;
+        }
+        let info = &mut self.mem.vmas[v as usize].ra_info;
+        self.swap.ra.on_cache_hit(was_ra, shmem, info, fault_vpn);
+    }
+
+    /// SWP_SYNCHRONOUS_IO bypass (§1.7): no swap cache, no readahead; the page is read in
+    /// place, mapped, and its slot (count 1, no cache) freed.
+    fn swapin_bypassing_cache(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch, (dev, slot): (usize, u32)) -> Outcome {
+        let page = touch.page as usize;
+        let f = alloc_or_return!(self, tid, cpu);
+        self.mem.frames[f as usize].flags |= PG_SWAPBACKED;
+        let shadow = self.swap.areas[dev].shadow[slot as usize];
+        if shadow != 0 {
+            self.refault(f, shadow, true);
+        }
+        self.lru_add(f);
+        let cpu_ns = self.swap_read_folio_sync(dev, slot);
+        // Map, then drop the PTE's reference: the slot is freed.
+        self.mem.frames[f as usize].set_owner(Owner::Anon, v, touch.page);
+        let w = if touch.write { PTE_DIRTY } else { 0 };
+        let vma = &mut self.mem.vmas[v as usize];
+        vma.ptes[page] = PTE_PRESENT | PTE_ACCESSED | PTE_WRITE | w | f as u64;
+        vma.rss += 1;
+        vma.swapents -= 1;
+        self.mem.frames[f as usize].flags |= PG_DIRTY;
+        self.put_swap_ref(dev, slot);
+        self.activate_swapped_in(f);
+        // Read in place (a store hit, zram, a synchronous device): no block request was
+        // submitted, so none of the read-submission CPU. The bypass allocates, charges and
+        // maps its page as a swap-cache read does, less the swap-cache insert.
+        self.tasks[tid as usize].clock += self.costs.swapin_fault_cpu() + self.costs.swapin_page_cpu_ns + cpu_ns;
+        self.count_fault(tid, true);
+        Outcome::Done
+    }
+
+    /// Swap-cache miss: readahead around the target (§1.2-§1.6), then sleep on the target.
+    fn swapin_with_readahead(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch, entry: u64, shmem: bool) -> Outcome {
+        let (dev, slot) = (swp_dev(entry), swp_slot(entry));
+        let fault_vpn = self.mem.vmas[v as usize].start_vpn + touch.page as u64;
         let target = alloc_or_return!(self, tid, cpu);
         if !shmem {
             // do_swap_page contends for the swap token before the read.
