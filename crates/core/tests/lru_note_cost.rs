@@ -8,26 +8,13 @@ mod common;
 use common::*;
 use swaplab_core::stats::result::SimResult;
 
-/// `jobs` fio-like tasks on `cpus` CPUs, each reading its own 2 MiB file at random through
-/// read() for 50 ms, in a 4 MiB memory cgroup at `path` (none: the default, a child of the
-/// root): every read past the first few refaults.
-fn readers(cpus: u32, jobs: u32, path: Option<&str>) -> String {
-    let path = path.map_or(String::new(), |p| format!("memcg_path = \"{p}\"\n"));
-    format!(
-        "name = \"readers\"\nseed = 5\n[machine]\ncpus = {cpus}\nram = \"64MiB\"\nkernel_reserved = \"4MiB\"\nmemcg_limit = \"4MiB\"\n{path}file_device = \"ramdisk\"\n\
-         [kernel]\nprofile = \"5.17\"\nreclaim = \"classic\"\n[[task]]\nname = \"fio\"\ninstances = {jobs}\ntime_limit = \"50ms\"\nrepeat = true\n\
-         [[task.mapping]]\nname = \"file\"\nkind = \"file\"\nsize = \"2MiB\"\nadvice = \"random\"\n\
-         [[task.phase]]\nmapping = \"file\"\npattern = \"random\"\naccess = \"syscall\"\nwrite_ratio = 0.0\n"
-    )
-}
-
 fn spin_ns(res: &SimResult) -> u64 {
     (res.summary.memcg_ancestor_lock_spin_s * 1e9).round() as u64
 }
 
 #[test]
 fn a_5_17_note_takes_every_ancestors_lock_from_reclaim_and_from_workingset_refaults() {
-    let res = run_checked(&readers(8, 8, Some("user.slice/test")), &[]);
+    let res = run_checked(&file_readers(8, 8, Some("user.slice/test")), &[]);
     let s = &res.summary;
     let restores = v(&res, "workingset_restore_file");
     assert!(v(&res, "pgsteal_file") > 1_000 && restores > 100, "16 MiB of files in a 4 MiB memcg: steal {}, restores {restores}", v(&res, "pgsteal_file"));
@@ -40,10 +27,10 @@ fn a_5_17_note_takes_every_ancestors_lock_from_reclaim_and_from_workingset_refau
 
 #[test]
 fn a_deeper_group_spends_more_on_its_ancestors_locks_and_reads_less() {
-    let shallow = run_checked(&readers(8, 8, Some("test")), &[]);
-    let deep = run_checked(&readers(8, 8, Some("a/b/c/d/test")), &[]);
+    let shallow = run_checked(&file_readers(8, 8, Some("test")), &[]);
+    let deep = run_checked(&file_readers(8, 8, Some("a/b/c/d/test")), &[]);
     // The default is a child of the root: one ancestor, as "test".
-    let default = run_checked(&readers(8, 8, None), &[]);
+    let default = run_checked(&file_readers(8, 8, None), &[]);
     assert_eq!(default.summary.memcg_ancestor_lock_acquisitions, default.summary.lru_note_cost_walks);
     assert_eq!(deep.summary.memcg_ancestor_lock_acquisitions, 5 * deep.summary.lru_note_cost_walks);
     assert!(spin_ns(&deep) > spin_ns(&shallow), "spin: 5 levels {} ns, 1 level {} ns", spin_ns(&deep), spin_ns(&shallow));
@@ -53,8 +40,8 @@ fn a_deeper_group_spends_more_on_its_ancestors_locks_and_reads_less() {
 #[test]
 fn from_6_17_a_reclaim_batch_with_nothing_to_note_takes_no_lock() {
     // Only refaults and batches with a cost walk on 6.17+; 5.17-6.16 walk after every batch.
-    let old = run_checked(&readers(8, 8, Some("user.slice/test")), &["kernel.profile=\"6.16\""]);
-    let new = run_checked(&readers(8, 8, Some("user.slice/test")), &["kernel.profile=\"6.17\""]);
+    let old = run_checked(&file_readers(8, 8, Some("user.slice/test")), &["kernel.profile=\"6.16\""]);
+    let new = run_checked(&file_readers(8, 8, Some("user.slice/test")), &["kernel.profile=\"6.17\""]);
     let batches = |r: &SimResult| r.summary.lru_note_cost_walks - v(r, "workingset_restore_file");
     assert!(batches(&old) > 0, "6.16 walks after its reclaim batches");
     // Random reads leave clean folios read once: a batch frees all it scanned, writes
@@ -65,22 +52,22 @@ fn from_6_17_a_reclaim_batch_with_nothing_to_note_takes_no_lock() {
 
 #[test]
 fn mglru_and_the_roots_own_tasks_take_no_ancestors_lock() {
-    let mglru = run_checked(&readers(8, 8, Some("user.slice/test")), &["kernel.profile=\"6.1\"", "kernel.reclaim=\"mglru\""]);
+    let mglru = run_checked(&file_readers(8, 8, Some("user.slice/test")), &["kernel.profile=\"6.1\"", "kernel.reclaim=\"mglru\""]);
     assert!(v(&mglru, "pgsteal_file") > 1_000);
     assert_eq!((mglru.summary.lru_note_cost_walks, mglru.summary.memcg_ancestor_lock_acquisitions), (0, 0));
     // No memory cgroup: the tasks are the root's, whose lruvec has no parent.
-    let root = run_checked(&readers(8, 8, None).replace("memcg_limit = \"4MiB\"\n", "").replace("ram = \"64MiB\"", "ram = \"16MiB\""), &[]);
+    let root = run_checked(&file_readers(8, 8, None).replace("memcg_limit = \"4MiB\"\n", "").replace("ram = \"64MiB\"", "ram = \"16MiB\""), &[]);
     assert!(v(&root, "pgsteal_file") > 1_000 && root.summary.lru_note_cost_walks > 0, "global reclaim notes costs in the root's lruvec");
     assert_eq!(root.summary.memcg_ancestor_lock_acquisitions, 0);
 }
 
 #[test]
 fn a_memcg_path_needs_a_limit_and_names_cgroups() {
-    let no_limit = readers(2, 2, Some("user.slice/test")).replace("memcg_limit = \"4MiB\"\n", "");
+    let no_limit = file_readers(2, 2, Some("user.slice/test")).replace("memcg_limit = \"4MiB\"\n", "");
     let err = swaplab_core::config::load(&no_limit, "t.toml", &[]).expect_err("a path without a limit must be refused");
     assert!(err.to_string().contains("machine.memcg_path") && err.to_string().contains("memcg_limit"), "{err}");
     for bad in ["/user.slice/test", "user.slice//test", "a/../b", ""] {
-        let err = swaplab_core::config::load(&readers(2, 2, Some(bad)), "t.toml", &[]).err().unwrap_or_else(|| panic!("{bad:?} must be refused"));
+        let err = swaplab_core::config::load(&file_readers(2, 2, Some(bad)), "t.toml", &[]).err().unwrap_or_else(|| panic!("{bad:?} must be refused"));
         assert!(err.to_string().contains("machine.memcg_path"), "{bad:?}: {err}");
     }
 }

@@ -7,24 +7,13 @@ mod common;
 use common::*;
 use swaplab_core::stats::result::SimResult;
 
-/// `jobs` fio-like tasks on `cpus` CPUs, each reading its own 2 MiB file at random through
-/// read() for 50 ms, in a 4 MiB memory cgroup: every read past the first few refaults.
-fn readers(cpus: u32, jobs: u32) -> String {
-    format!(
-        "name = \"readers\"\nseed = 5\n[machine]\ncpus = {cpus}\nram = \"64MiB\"\nkernel_reserved = \"4MiB\"\nmemcg_limit = \"4MiB\"\nfile_device = \"ramdisk\"\n\
-         [kernel]\nprofile = \"5.17\"\nreclaim = \"classic\"\n[[task]]\nname = \"fio\"\ninstances = {jobs}\ntime_limit = \"50ms\"\nrepeat = true\n\
-         [[task.mapping]]\nname = \"file\"\nkind = \"file\"\nsize = \"2MiB\"\nadvice = \"random\"\n\
-         [[task.phase]]\nmapping = \"file\"\npattern = \"random\"\naccess = \"syscall\"\nwrite_ratio = 0.0\n"
-    )
-}
-
 fn flush_ns(res: &SimResult) -> u64 {
     (res.summary.memcg_refault_flush_s * 1e9).round() as u64
 }
 
 #[test]
 fn a_5_17_classic_refault_flushes_the_memcg_statistics_and_the_reader_pays_for_it() {
-    let res = run_checked(&readers(8, 8), &[]);
+    let res = run_checked(&file_readers(8, 8, None), &[]);
     let refaults = v(&res, "workingset_refault_file");
     let flushes = res.summary.memcg_refault_flushes;
     assert!(refaults > 10_000, "16 MiB of files read at random in a 4 MiB memcg refault: {refaults}");
@@ -35,15 +24,15 @@ fn a_5_17_classic_refault_flushes_the_memcg_statistics_and_the_reader_pays_for_i
     // Readers on the CPUs the flush walks spin on their CPU's rstat lock.
     assert!(res.summary.memcg_rstat_updater_spin_s > 0.0, "8 readers updating statistics while a flush holds their CPUs' locks");
     // The flushing readers' time is the flush's: without its cost they read more.
-    let free = run_checked(&readers(8, 8), &["costs.memcg_rstat_flush_cpu_ns=0", "costs.memcg_rstat_flush_idle_cpu_ns=0"]);
+    let free = run_checked(&file_readers(8, 8, None), &["costs.memcg_rstat_flush_cpu_ns=0", "costs.memcg_rstat_flush_idle_cpu_ns=0"]);
     assert_eq!((flush_ns(&free), free.summary.memcg_rstat_updater_spin_s), (0, 0.0));
     assert!(total_touches(&free) > total_touches(&res), "reads with free flushes {} <= with costed ones {}", total_touches(&free), total_touches(&res));
 }
 
 #[test]
 fn more_online_cpus_than_the_workload_runs_on_raise_the_threshold_and_the_walk() {
-    let eight = run_checked(&readers(8, 8), &[]);
-    let wide = run_checked(&readers(8, 8), &["machine.online_cpus=64"]);
+    let eight = run_checked(&file_readers(8, 8, None), &[]);
+    let wide = run_checked(&file_readers(8, 8, None), &["machine.online_cpus=64"]);
     let per = |r: &SimResult| v(r, "workingset_refault_file") as f64 / r.summary.memcg_refault_flushes as f64;
     assert!(per(&wide) > 4.0 * per(&eight), "refaults per flush: {:.1} with 64 online CPUs, {:.1} with 8", per(&wide), per(&eight));
     // The 56 CPUs that run nothing cost the idle rate each.
@@ -53,18 +42,18 @@ fn more_online_cpus_than_the_workload_runs_on_raise_the_threshold_and_the_walk()
 #[test]
 fn the_5_15_refault_flushes_every_time_unless_another_cpu_is_flushing() {
     // Two CPUs: 5.17 waits for 3 x 33 units, more than a 9 us flush lets through.
-    let r15 = run_checked(&readers(2, 8), &["kernel.profile=\"5.15\""]);
-    let r17 = run_checked(&readers(2, 8), &[]);
+    let r15 = run_checked(&file_readers(2, 8, None), &["kernel.profile=\"5.15\""]);
+    let r17 = run_checked(&file_readers(2, 8, None), &[]);
     assert!(r15.summary.memcg_refault_flushes > 2 * r17.summary.memcg_refault_flushes, "5.15 {} flushes, 5.17 {}", r15.summary.memcg_refault_flushes, r17.summary.memcg_refault_flushes);
     // Eight: a flush walks 8 CPUs while the 7 others refault, and they skip it.
-    let r15 = run_checked(&readers(8, 8), &["kernel.profile=\"5.15\""]);
+    let r15 = run_checked(&file_readers(8, 8, None), &["kernel.profile=\"5.15\""]);
     assert!(r15.summary.memcg_refault_flush_skipped > r15.summary.memcg_refault_flushes, "{} skipped, {} flushed", r15.summary.memcg_refault_flush_skipped, r15.summary.memcg_refault_flushes);
 }
 
 #[test]
 fn neither_6_1_nor_mglru_flushes_in_the_refault() {
     for ov in [["kernel.profile=\"6.1\"", "kernel.reclaim=\"classic\""], ["kernel.profile=\"6.1\"", "kernel.reclaim=\"mglru\""], ["kernel.profile=\"5.18\"", "kernel.reclaim=\"classic\""]] {
-        let res = run_checked(&readers(8, 8), &ov);
+        let res = run_checked(&file_readers(8, 8, None), &ov);
         assert!(v(&res, "workingset_refault_file") > 1_000, "{ov:?}: {}", v(&res, "workingset_refault_file"));
         assert_eq!((res.summary.memcg_refault_flushes, flush_ns(&res), res.summary.memcg_rstat_updater_spin_s), (0, 0, 0.0), "{ov:?}");
     }
@@ -72,6 +61,6 @@ fn neither_6_1_nor_mglru_flushes_in_the_refault() {
 
 #[test]
 fn mglru_is_refused_on_a_5_x_profile() {
-    let err = swaplab_core::config::load(&readers(2, 2), "t.toml", &["kernel.reclaim=\"mglru\"".to_string()]).expect_err("MGLRU on 5.17 must be refused");
+    let err = swaplab_core::config::load(&file_readers(2, 2, None), "t.toml", &["kernel.reclaim=\"mglru\"".to_string()]).expect_err("MGLRU on 5.17 must be refused");
     assert!(err.to_string().contains("MGLRU was merged in 6.1"), "{err}");
 }

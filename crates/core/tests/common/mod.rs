@@ -146,3 +146,16 @@ pub fn total_touches(res: &SimResult) -> u64 {
 }
 
 pub const MIB_PAGES: u64 = 256;
+
+/// `jobs` fio-like tasks on `cpus` CPUs, each reading its own 2 MiB file at random through
+/// read() for 50 ms, in a 4 MiB memory cgroup at `path` (none: the default, a child of the
+/// root): every read past the first few refaults.
+pub fn file_readers(cpus: u32, jobs: u32, path: Option<&str>) -> String {
+    let path = path.map_or(String::new(), |p| format!("memcg_path = \"{p}\"\n"));
+    format!(
+        "name = \"readers\"\nseed = 5\n[machine]\ncpus = {cpus}\nram = \"64MiB\"\nkernel_reserved = \"4MiB\"\nmemcg_limit = \"4MiB\"\n{path}file_device = \"ramdisk\"\n\
+         [kernel]\nprofile = \"5.17\"\nreclaim = \"classic\"\n[[task]]\nname = \"fio\"\ninstances = {jobs}\ntime_limit = \"50ms\"\nrepeat = true\n\
+         [[task.mapping]]\nname = \"file\"\nkind = \"file\"\nsize = \"2MiB\"\nadvice = \"random\"\n\
+         [[task.phase]]\nmapping = \"file\"\npattern = \"random\"\naccess = \"syscall\"\nwrite_ratio = 0.0\n"
+    )
+}
