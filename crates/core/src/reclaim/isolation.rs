@@ -54,11 +54,11 @@ struct Hold {
 /// leave tens of thousands of live holds; the sums are indexed (reclaim/change_sums.rs), so a
 /// query costs O(log n + 64) instead of a walk over the changes up to `t`.
 #[derive(Debug, Default)]
-struct Timeline {
+struct IsolatedPages {
     changes: [ChangeSums; 2],
 }
 
-impl Timeline {
+impl IsolatedPages {
     fn change(&mut self, h: &Hold, at: u64, sign: i64) {
         self.changes[h.anon as usize].add(at, [sign * h.pages as i64, sign * h.back_on_inactive as i64]);
     }
@@ -105,7 +105,7 @@ pub struct Isolation {
     next_id: u64,
     /// Open holds and their reclaimers.
     open_holds: Vec<(u32, Hold)>,
-    timeline: Timeline,
+    timeline: IsolatedPages,
     /// 5.16+: tasks in `reclaim_throttle(VMSCAN_THROTTLE_ISOLATED)`.
     pub waiters: Vec<u32>,
     /// Sleeps taken in too_many_isolated (the `mm_vmscan_throttled` ISOLATED events on 6.x).
