@@ -1,7 +1,8 @@
 //! 5.15-5.17's memory cgroup statistics flush in the classic LRU's refault path
 //! (reclaim/rstat_flush.rs): the "5.17" profile's refaults flush once enough updates are
 //! pending and the flushing task pays for it; 5.15 flushes at every refault a flush in
-//! progress does not skip; 6.1 and MGLRU do not flush there.
+//! progress does not skip; 6.1 and MGLRU do not flush there. The classic `shrink_node`'s
+//! flush (5.15-6.1) is paid by the reclaimer; MGLRU's reclaim never flushes.
 
 mod common;
 use common::*;
@@ -55,7 +56,42 @@ fn neither_6_1_nor_mglru_flushes_in_the_refault() {
     for ov in [["kernel.profile=\"6.1\"", "kernel.reclaim=\"classic\""], ["kernel.profile=\"6.1\"", "kernel.reclaim=\"mglru\""], ["kernel.profile=\"5.18\"", "kernel.reclaim=\"classic\""]] {
         let res = run_checked(&file_readers(8, 8, None), &ov);
         assert!(v(&res, "workingset_refault_file") > 1_000, "{ov:?}: {}", v(&res, "workingset_refault_file"));
-        assert_eq!((res.summary.memcg_refault_flushes, flush_ns(&res), res.summary.memcg_rstat_updater_spin_s), (0, 0, 0.0), "{ov:?}");
+        assert_eq!((res.summary.memcg_refault_flushes, flush_ns(&res)), (0, 0), "{ov:?}");
+    }
+    // Without the classic shrink_node's flush (MGLRU; 6.2+) nothing holds a CPU's rstat lock.
+    let res = run_checked(&file_readers(8, 8, None), &["kernel.profile=\"6.1\"", "kernel.reclaim=\"mglru\""]);
+    assert_eq!(res.summary.memcg_rstat_updater_spin_s, 0.0);
+}
+
+fn reclaim_flush_ns(res: &SimResult) -> u64 {
+    (res.summary.memcg_reclaim_flush_s * 1e9).round() as u64
+}
+
+fn memcg_flush_category_ns(res: &SimResult) -> u64 {
+    let by = |c: &swaplab_core::stats::CpuCost| c.get(swaplab_core::stats::CpuCategory::MemcgFlush);
+    by(&res.kswapd_cpu_by_category) + by(&res.direct_reclaim_cpu_by_category)
+}
+
+/// 5.13+'s `shrink_node` begins with `mem_cgroup_flush_stats()`; 5.16-6.1 flush there once the
+/// updates pass the threshold, the reclaimer paying for the walk (its `memcg_flush` CPU).
+/// MGLRU's reclaim never reaches the call, and 6.2+ is not modelled: neither flushes there.
+#[test]
+fn the_classic_shrink_node_flushes_the_memcg_statistics_from_5_15_to_6_1_and_mglru_never() {
+    for profile in ["5.17", "6.1"] {
+        let res = run_checked(&file_readers(8, 8, None), &[&format!("kernel.profile=\"{profile}\"")]);
+        let flushes = res.summary.memcg_reclaim_flushes;
+        assert!(flushes > 0, "{profile}: memcg reclaim of 8 readers flushed {flushes} times in shrink_node");
+        assert_eq!(memcg_flush_category_ns(&res), reclaim_flush_ns(&res), "{profile}: the flushes' CPU is the reclaimers' memcg_flush");
+        // A flush walks 8 CPUs, each at most 4.5 us and at least 200 ns.
+        assert!(reclaim_flush_ns(&res) <= flushes * 8 * 4_500 && reclaim_flush_ns(&res) >= flushes * 8 * 200, "{profile}: {} ns for {flushes}", reclaim_flush_ns(&res));
+        let free = run_checked(&file_readers(8, 8, None), &[&format!("kernel.profile=\"{profile}\""), "costs.memcg_rstat_flush_cpu_ns=0", "costs.memcg_rstat_flush_idle_cpu_ns=0"]);
+        assert_eq!(memcg_flush_category_ns(&free), 0, "{profile}");
+        assert!(total_touches(&free) > total_touches(&res), "{profile}: reads with free flushes {} <= with costed ones {}", total_touches(&free), total_touches(&res));
+    }
+    for ov in [["kernel.profile=\"6.1\"", "kernel.reclaim=\"mglru\""], ["kernel.profile=\"6.2\"", "kernel.reclaim=\"classic\""]] {
+        let res = run_checked(&file_readers(8, 8, None), &ov);
+        assert!(v(&res, "workingset_refault_file") > 1_000, "{ov:?} reclaims and refaults");
+        assert_eq!((res.summary.memcg_reclaim_flushes, memcg_flush_category_ns(&res)), (0, 0), "{ov:?}");
     }
 }
 

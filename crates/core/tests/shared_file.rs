@@ -127,9 +127,12 @@ fn reclaim_before_6_12_reads_exact_lru_sizes_and_deactivates_an_executable_the_s
     };
     let (exact, stale) = (refill("6.11"), refill("6.12"));
     assert!(exact > 4 * stale.max(1), "pgrefill: 6.11 {exact}, 6.12 {stale}");
-    // 6.1 and 6.8 share the exact era and a 15-folio LRU-add batch (31 from 6.9).
+    // 6.1 and 6.8 share the exact era and a 15-folio LRU-add batch (31 from 6.9); 6.1's
+    // shrink_node also flushes the statistics (reclaim/rstat_flush.rs; not modelled for 6.8),
+    // which moves its timing a little, not its era.
     let exact_15 = refill("6.8");
     assert!(exact_15 > 4 * stale.max(1), "pgrefill: 6.8 {exact_15}, 6.12 {stale}");
-    assert_eq!(refill("6.1"), exact_15, "6.1 is of the exact era too");
+    let r61 = refill("6.1");
+    assert!(r61 > 4 * stale.max(1) && r61.abs_diff(exact_15) * 50 <= exact_15, "6.1 is of the exact era too: pgrefill 6.1 {r61}, 6.8 {exact_15}");
     assert_eq!(refill("6.x"), stale, "6.x is the newest era");
 }

@@ -685,7 +685,10 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None, "tlb_broadcast_waits": None,
                     # The refault path's memcg statistics flushes (5.15-5.17): no counter.
                     "memcg_refault_flushes": None, "memcg_refault_flush_skipped": None,
-                    "memcg_refault_flush_s": None, "memcg_rstat_updater_spin_s": None},
+                    "memcg_refault_flush_s": None, "memcg_rstat_updater_spin_s": None,
+                    # reclaim's (5.15-6.1, classic shrink_node): no counter either.
+                    "memcg_reclaim_flushes": None, "memcg_reclaim_flush_skipped": None,
+                    "memcg_reclaim_flush_s": None},
     }
 
 
@@ -820,5 +823,6 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                    "tlb_shootdown_initiator_s": None, "tlb_ipi_receive_s": None,
                                    "tlb_broadcast_waits": None, "memcg_refault_flushes": None,
                                    "memcg_refault_flush_skipped": None, "memcg_refault_flush_s": None,
-                                   "memcg_rstat_updater_spin_s": None},
+                                   "memcg_rstat_updater_spin_s": None, "memcg_reclaim_flushes": None,
+                                   "memcg_reclaim_flush_skipped": None, "memcg_reclaim_flush_s": None},
     }

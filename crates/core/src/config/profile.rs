@@ -91,6 +91,37 @@ pub fn refault_flush(profile: &str) -> RefaultFlush {
     }
 }
 
+/// What the classic LRU's `shrink_node` does with the memory cgroup statistics before its scan
+/// heuristics read them (`profile` a 6.x-family profile; mm/vmscan.c). Since 5.13 ("memcg:
+/// switch lruvec stats to rstat") `shrink_node` begins with `mem_cgroup_flush_stats()` ("so
+/// that we read accurate per-memcg lruvec stats for heuristics"), at every pass, the retry
+/// after `again:` included: in 5.15 a flush at every call, from 5.16 only past the threshold
+/// ([`RefaultFlush`] says how each era's call behaves). MGLRU's patches moved the call into
+/// `prepare_scan_count`, which returns first when MGLRU is enabled ("MGLRU is not impacted by
+/// this issue at all as it avoids rstat flushing completely", Shakeel Butt's 2024 change of
+/// the call to `mem_cgroup_flush_stats_ratelimited`, 6.12+ here). Modelled to 6.1 (its
+/// `MEMCG_CHARGE_BATCH` is [`memcg_charge_batch`]); 6.2-6.11 flush here too but changed how
+/// (6.8's per-memcg thresholds and a flush that waits for another instead of skipping it),
+/// which the model does not have: they read [`RefaultFlush::Periodic`], no flush.
+pub fn reclaim_flush(profile: &str) -> RefaultFlush {
+    match version(profile) {
+        Some((5, 15)) => RefaultFlush::Always,
+        Some((5, 16..)) | Some((6, 0..=1)) => RefaultFlush::Threshold,
+        _ => RefaultFlush::Periodic,
+    }
+}
+
+/// `MEMCG_CHARGE_BATCH` (include/linux/memcontrol.h): the per-CPU updates that make one step
+/// of `stats_flush_threshold` (reclaim/rstat_flush.rs). 32 until "memcg: increase
+/// MEMCG_CHARGE_BATCH to 64" (Shakeel Butt, 6.1).
+pub fn memcg_charge_batch(profile: &str) -> u64 {
+    if version(profile).is_some_and(|v| v < (6, 1)) {
+        32
+    } else {
+        64
+    }
+}
+
 /// How the classic LRU's `lru_note_cost` (mm/swap.c, 5.8+) takes the `lru_lock` of each lruvec
 /// it updates, from the group's own up through every ancestor memory cgroup's to the root's
 /// (`parent_lruvec`; reclaim/lru_lock.rs).
@@ -223,6 +254,19 @@ mod tests {
         }
         assert!(!active_list_notes_cost("5.17") && !active_list_notes_cost("6.1"));
         assert!(active_list_notes_cost("6.2") && active_list_notes_cost("6.x"));
+    }
+
+    #[test]
+    fn the_classic_shrink_node_flushes_from_5_15_to_6_1_with_the_era_batch() {
+        assert_eq!(reclaim_flush("5.15"), RefaultFlush::Always);
+        for p in ["5.16", "5.17", "5.19", "6.0", "6.1"] {
+            assert_eq!(reclaim_flush(p), RefaultFlush::Threshold, "{p}");
+        }
+        for p in ["6.2", "6.12", "6.x"] {
+            assert_eq!(reclaim_flush(p), RefaultFlush::Periodic, "{p}");
+        }
+        assert_eq!((memcg_charge_batch("5.17"), memcg_charge_batch("6.0")), (32, 32));
+        assert_eq!((memcg_charge_batch("6.1"), memcg_charge_batch("6.x")), (64, 64));
     }
 
     #[test]

@@ -145,6 +145,9 @@ impl Sim {
             memcg_refault_flush_skipped: self.reclaim.rstat.stats.skipped_busy,
             memcg_refault_flush_s: self.reclaim.rstat.stats.flush_ns as f64 / 1e9,
             memcg_rstat_updater_spin_s: self.reclaim.rstat.stats.updater_spin_ns as f64 / 1e9,
+            memcg_reclaim_flushes: self.reclaim.rstat.reclaim_stats.flushes,
+            memcg_reclaim_flush_skipped: self.reclaim.rstat.reclaim_stats.skipped_busy,
+            memcg_reclaim_flush_s: self.reclaim.rstat.reclaim_stats.flush_ns as f64 / 1e9,
         }
     }
 

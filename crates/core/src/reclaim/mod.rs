@@ -97,7 +97,8 @@ pub struct ReclaimState {
     pub lru_add: lru_add::LruAddBatches,
     /// The reclaimer's pending TLB flush and the shootdowns sent (`tlb_flush.rs`).
     pub tlb: tlb_flush::TlbBatch,
-    /// 5.15-5.17's statistics flush in the classic LRU's refault path (`rstat_flush.rs`).
+    /// 5.15-5.17's statistics flush in the classic LRU's refault path and 5.15-6.1's in its
+    /// `shrink_node` (`rstat_flush.rs`).
     pub rstat: rstat_flush::RstatFlush,
 }
 
@@ -105,7 +106,8 @@ impl ReclaimState {
     pub fn new(cfg: &Resolved) -> ReclaimState {
         let policy = policy::build(&cfg.config.kernel.reclaim, cfg);
         let m = &cfg.config.machine;
-        let rstat = rstat_flush::RstatFlush::new(policy.refault_flush(), m.cpus, m.online_cpus);
+        let batch = crate::config::memcg_charge_batch(&cfg.config.kernel.profile);
+        let rstat = rstat_flush::RstatFlush::new(policy.refault_flush(), policy.reclaim_flush(), batch, m.cpus, m.online_cpus);
         // The group's depth below the root: its ancestors, the root's lruvec included.
         let depth = m.memcg_limit.map_or(0, |_| m.memcg_path.as_deref().and_then(crate::config::memcg_path_depth).unwrap_or(1));
         let memcg_ancestors = lru_lock::AncestorLocks::new(depth);

@@ -107,6 +107,12 @@ pub trait LruPolicy {
     fn refault_flush(&self) -> crate::config::RefaultFlush {
         crate::config::RefaultFlush::Periodic
     }
+    /// What `shrink_node` does with the memory cgroup statistics first (the classic LRU's
+    /// `mem_cgroup_flush_stats()`, 5.15-6.1, reclaim/rstat_flush.rs); MGLRU's reclaim never
+    /// calls it.
+    fn reclaim_flush(&self) -> crate::config::RefaultFlush {
+        crate::config::RefaultFlush::Periodic
+    }
     /// Folios ever added to or taken off the policy's lists (memory cgroup statistics
     /// updates, reclaim/rstat_flush.rs); 0 for a policy whose refault does not flush.
     fn lru_moves(&self) -> u64 {

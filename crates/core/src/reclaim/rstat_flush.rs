@@ -1,4 +1,5 @@
-//! 5.15-5.17: the memory cgroup statistics flush in the classic LRU's refault path.
+//! 5.15-5.17: the memory cgroup statistics flush in the classic LRU's refault path, and
+//! 5.15-6.1's at the start of the classic LRU's `shrink_node`.
 //!
 //! The kernel (mm/workingset.c `workingset_refault`, mm/memcontrol.c): before it compares a
 //! refault distance with the workingset size (kernel-algorithms.md §4.3), a refault of 5.15 to
@@ -43,9 +44,18 @@
 //! first update on that CPU after the flush began (`note_cpu`), when its clock falls inside the
 //! CPU's hold.
 //!
-//! Not modelled: the same flush in 5.16-6.11's `prepare_scan_control` (reclaim pays it; the
-//! model's scan heuristics read exact counters there, `config::reclaim_stats_ratelimited`),
-//! the periodic worker's flushes (every 2 s, not in a task), updates by kswapd and by I/O
+//! The same call in reclaim ([`crate::config::reclaim_flush`]): 5.13+'s `shrink_node` begins
+//! every pass with `mem_cgroup_flush_stats()` so that its heuristics read exact lruvec sizes
+//! (the model's scan heuristics read exact counters there in any case,
+//! `config::reclaim_stats_ratelimited`). The classic LRU only: MGLRU's reclaim never gets to
+//! the call. Its threshold and trylock are the refault's, the flusher the reclaimer (a direct
+//! reclaimer's CPU is skipped by the walk as the refaulting task's is; kswapd's is not among
+//! the workload's), its CPU the reclaimer's `memcg_flush` category. The refault distance reads
+//! the view a reclaim flush leaves as it reads a refault's. 6.1 counts a threshold step per 64
+//! updates (`memcg_charge_batch`).
+//!
+//! Not modelled: 6.2-6.11's reclaim flush (6.8 changed its rules), the periodic worker's
+//! flushes (every 2 s, not in a task), updates by kswapd and by I/O
 //! completions (no task of the model's runs them), a task whose clock had already passed its
 //! CPU's hold when the flush was processed (the model processes CPUs out of clock order), and
 //! the flush's cost growing with the number of cgroups (the source's per-CPU hold is of a
@@ -53,16 +63,18 @@
 
 use crate::config::RefaultFlush;
 use crate::engine::Sim;
-use crate::stats::VmStat;
+use crate::reclaim::ScanControl;
+use crate::stats::{CpuCategory, VmStat};
 
 /// `MEMCG_CHARGE_BATCH` until 6.1 (include/linux/memcontrol.h; 64 since "memcg: increase
-/// MEMCG_CHARGE_BATCH to 64", 6.1).
+/// MEMCG_CHARGE_BATCH to 64", 6.1: `config::memcg_charge_batch`).
 pub const MEMCG_CHARGE_BATCH: u64 = 32;
 
-/// Flushes done, flushes skipped because another was in progress, and their CPU time.
+/// Flushes done, flushes skipped because another was in progress, and their CPU time, of one
+/// caller (the refault's or reclaim's); the updaters' spins are counted with the refault's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RstatFlushStats {
-    /// `mem_cgroup_flush_stats` calls from the refault path.
+    /// `mem_cgroup_flush_stats` calls from the caller's path.
     pub calls: u64,
     pub flushes: u64,
     /// Calls over the threshold that found `stats_flush_lock` held.
@@ -77,7 +89,12 @@ pub struct RstatFlushStats {
 /// CPUs with updates pending.
 #[derive(Debug)]
 pub struct RstatFlush {
+    /// The refault's call (classic, 5.15-5.17).
     pub mode: RefaultFlush,
+    /// `shrink_node`'s call (classic, 5.15-6.1).
+    pub reclaim_mode: RefaultFlush,
+    /// `MEMCG_CHARGE_BATCH` of the era.
+    batch: u64,
     /// `num_online_cpus()`.
     online_cpus: u64,
     /// `memcg_stat_units` at the last flush.
@@ -90,12 +107,29 @@ pub struct RstatFlush {
     /// CPUs it skipped and for the flusher's own).
     holds: Vec<(u64, u64)>,
     pub stats: RstatFlushStats,
+    pub reclaim_stats: RstatFlushStats,
 }
 
 impl RstatFlush {
-    pub fn new(mode: RefaultFlush, cpus: u32, online_cpus: Option<u32>) -> RstatFlush {
+    pub fn new(mode: RefaultFlush, reclaim_mode: RefaultFlush, batch: u64, cpus: u32, online_cpus: Option<u32>) -> RstatFlush {
         let n = cpus as usize;
-        RstatFlush { mode, online_cpus: online_cpus.unwrap_or(cpus) as u64, base_units: 0, busy_until: 0, updated: vec![false; n], holds: vec![(0, 0); n], stats: RstatFlushStats::default() }
+        RstatFlush {
+            mode,
+            reclaim_mode,
+            batch,
+            online_cpus: online_cpus.unwrap_or(cpus) as u64,
+            base_units: 0,
+            busy_until: 0,
+            updated: vec![false; n],
+            holds: vec![(0, 0); n],
+            stats: RstatFlushStats::default(),
+            reclaim_stats: RstatFlushStats::default(),
+        }
+    }
+
+    /// Does anything flush synchronously (so the updates and the rstat locks matter)?
+    pub fn tracked(&self) -> bool {
+        self.mode != RefaultFlush::Periodic || self.reclaim_mode != RefaultFlush::Periodic
     }
 
     /// A task's kernel work on `cpu` at clock `at` updated memory cgroup statistics
@@ -124,12 +158,12 @@ impl RstatFlush {
         end - at
     }
 
-    /// Would `mem_cgroup_flush_stats` flush with `units` counted so far?
+    /// Would `mem_cgroup_flush_stats` called as `mode` flush with `units` counted so far?
     /// `stats_flush_threshold > num_online_cpus()`, a step per `MEMCG_CHARGE_BATCH + 1` units.
-    fn over_threshold(&self, units: u64) -> bool {
-        match self.mode {
+    fn over_threshold(&self, mode: RefaultFlush, units: u64) -> bool {
+        match mode {
             RefaultFlush::Always => true,
-            RefaultFlush::Threshold => (units - self.base_units) / (MEMCG_CHARGE_BATCH + 1) > self.online_cpus,
+            RefaultFlush::Threshold => (units - self.base_units) / (self.batch + 1) > self.online_cpus,
             RefaultFlush::Periodic => false,
         }
     }
@@ -138,15 +172,29 @@ impl RstatFlush {
     /// time the caller spends flushing (`Some`), or `None` when it does not flush (below the
     /// threshold, or another CPU holds `stats_flush_lock`).
     pub fn refault_flush(&mut self, me: usize, at: u64, units: u64, cpu_ns: u64, idle_cpu_ns: u64) -> Option<u64> {
-        if self.mode == RefaultFlush::Periodic {
+        self.flush(false, me, at, units, cpu_ns, idle_cpu_ns)
+    }
+
+    /// `shrink_node`'s `mem_cgroup_flush_stats()`, the same way; `me` is the reclaimer's CPU
+    /// (`usize::MAX` for kswapd, which runs on none of the workload's).
+    pub fn reclaim_flush(&mut self, me: usize, at: u64, units: u64, cpu_ns: u64, idle_cpu_ns: u64) -> Option<u64> {
+        self.flush(true, me, at, units, cpu_ns, idle_cpu_ns)
+    }
+
+    fn flush(&mut self, reclaim: bool, me: usize, at: u64, units: u64, cpu_ns: u64, idle_cpu_ns: u64) -> Option<u64> {
+        let mode = if reclaim { self.reclaim_mode } else { self.mode };
+        if mode == RefaultFlush::Periodic {
             return None;
         }
-        self.stats.calls += 1;
-        if !self.over_threshold(units) {
+        let over = self.over_threshold(mode, units);
+        let busy = at < self.busy_until;
+        let stats = if reclaim { &mut self.reclaim_stats } else { &mut self.stats };
+        stats.calls += 1;
+        if !over {
             return None;
         }
-        if at < self.busy_until {
-            self.stats.skipped_busy += 1;
+        if busy {
+            stats.skipped_busy += 1;
             return None;
         }
         // The walk: each CPU with updates held in CPU order (its list popped as the hold
@@ -167,8 +215,9 @@ impl RstatFlush {
         self.updated.iter_mut().for_each(|u| *u = false);
         self.base_units = units;
         self.busy_until = at + ns;
-        self.stats.flushes += 1;
-        self.stats.flush_ns += ns;
+        let stats = if reclaim { &mut self.reclaim_stats } else { &mut self.stats };
+        stats.flushes += 1;
+        stats.flush_ns += ns;
         Some(ns)
     }
 }
@@ -226,10 +275,33 @@ impl Sim {
 }
 
 impl Sim {
+    /// `shrink_node`'s `mem_cgroup_flush_stats()` (classic LRU, 5.15-6.1) by the reclaimer of
+    /// `sc`, with `units` of updates counted: its CPU goes to the reclaimer's `memcg_flush`
+    /// category. True when it flushed.
+    pub(crate) fn reclaim_flush_stats(&mut self, sc: &mut ScanControl, units: u64) -> bool {
+        if self.reclaim.rstat.reclaim_mode == RefaultFlush::Periodic {
+            return false;
+        }
+        let me = match self.reclaim.lru_lock.running {
+            Some((_, cpu)) if !sc.kswapd => cpu,
+            _ => usize::MAX,
+        };
+        let (cpu_ns, idle_ns) = (self.costs.memcg_rstat_flush_cpu_ns, self.costs.memcg_rstat_flush_idle_cpu_ns);
+        match self.reclaim.rstat.reclaim_flush(me, sc.clock(), units, cpu_ns, idle_ns) {
+            Some(ns) => {
+                sc.cost.charge(CpuCategory::MemcgFlush, ns);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl Sim {
     /// The running task updated memory cgroup statistics (`cgroup_rstat_updated` on its CPU):
     /// it spins at its clock while a flush holds the CPU's rstat lock.
     pub(crate) fn rstat_updated(&mut self) {
-        if self.reclaim.rstat.mode == RefaultFlush::Periodic {
+        if !self.reclaim.rstat.tracked() {
             return;
         }
         let Some((tid, cpu)) = self.reclaim.lru_lock.running else { return };
@@ -250,7 +322,7 @@ mod tests {
     /// one, and the count starts again from there.
     #[test]
     fn a_refault_flushes_only_past_the_threshold_of_online_cpus_batches() {
-        let mut r = RstatFlush::new(RefaultFlush::Threshold, 2, Some(4));
+        let mut r = RstatFlush::new(RefaultFlush::Threshold, RefaultFlush::Periodic, MEMCG_CHARGE_BATCH, 2, Some(4));
         r.note_cpu(0, 0);
         assert_eq!(flush(&mut r, 0, 5 * 33 - 1), None, "4 steps are not above 4 online CPUs");
         assert_eq!(flush(&mut r, 0, 5 * 33), Some(4_500 + 3 * 200), "one CPU with updates, three without");
@@ -261,7 +333,7 @@ mod tests {
     /// `spin_trylock_irqsave(&stats_flush_lock)`: a refault while another CPU flushes skips.
     #[test]
     fn a_refault_during_another_flush_skips_it() {
-        let mut r = RstatFlush::new(RefaultFlush::Always, 2, None);
+        let mut r = RstatFlush::new(RefaultFlush::Always, RefaultFlush::Periodic, MEMCG_CHARGE_BATCH, 2, None);
         r.note_cpu(0, 0);
         r.note_cpu(1, 0);
         assert_eq!(flush(&mut r, 1_000, 0), Some(9_000));
@@ -270,10 +342,28 @@ mod tests {
         assert_eq!(flush(&mut r, 10_000, 0), Some(400), "no CPU has updates pending now");
     }
 
+    /// `shrink_node`'s call and the refault's count the same updates and take the same
+    /// trylock: a reclaim flush restarts the refault's count, and a refault during it skips.
+    #[test]
+    fn a_reclaim_flush_shares_the_threshold_and_the_lock_with_the_refault() {
+        let mut r = RstatFlush::new(RefaultFlush::Threshold, RefaultFlush::Threshold, MEMCG_CHARGE_BATCH, 2, Some(4));
+        r.note_cpu(0, 0);
+        assert_eq!(r.reclaim_flush(usize::MAX, 0, 5 * 33 - 1, 4_500, 200), None, "below the threshold");
+        assert_eq!(r.reclaim_flush(usize::MAX, 0, 5 * 33, 4_500, 200), Some(4_500 + 3 * 200), "kswapd walks CPU 0's updates");
+        assert_eq!(flush(&mut r, 1_000, 10 * 33), None, "the reclaim flush holds the lock until 5,100");
+        assert_eq!(flush(&mut r, 6_000, 10 * 33 - 1), None, "4 steps since the reclaim flush");
+        assert_eq!((r.reclaim_stats.flushes, r.stats.flushes, r.stats.skipped_busy), (1, 0, 1));
+        // 6.1's batch of 64: the same updates are half the steps.
+        let mut r = RstatFlush::new(RefaultFlush::Periodic, RefaultFlush::Threshold, 64, 2, Some(4));
+        assert_eq!(r.reclaim_flush(usize::MAX, 0, 5 * 33, 4_500, 200), None);
+        assert!(r.reclaim_flush(usize::MAX, 0, 5 * 65, 4_500, 200).is_some());
+        assert_eq!(flush(&mut r, 1_000_000, u64::MAX / 2), None, "6.1's refault does not flush");
+    }
+
     /// 5.18+ and every other era: the refault does not flush.
     #[test]
     fn the_periodic_era_never_flushes_in_the_refault() {
-        let mut r = RstatFlush::new(RefaultFlush::Periodic, 2, None);
+        let mut r = RstatFlush::new(RefaultFlush::Periodic, RefaultFlush::Periodic, MEMCG_CHARGE_BATCH, 2, None);
         r.note_cpu(0, 0);
         assert_eq!(flush(&mut r, 0, u64::MAX / 2), None);
         assert_eq!(r.stats, RstatFlushStats::default());
@@ -284,7 +374,7 @@ mod tests {
     /// update on the same CPU (its cgroup back on the list) or one outside the hold does not.
     #[test]
     fn a_task_updating_while_the_flush_holds_its_cpu_lock_spins_until_released() {
-        let mut r = RstatFlush::new(RefaultFlush::Always, 3, None);
+        let mut r = RstatFlush::new(RefaultFlush::Always, RefaultFlush::Periodic, MEMCG_CHARGE_BATCH, 3, None);
         for cpu in 0..3 {
             r.note_cpu(cpu, 0);
         }

@@ -73,10 +73,13 @@ pub enum CpuCategory {
     /// Stage 5: the completion interrupt and block softirq (`blk_mq_complete_request`,
     /// `bio_endio`, `end_swap_bio_*`).
     BlkCompletion,
+    /// The classic `shrink_node`'s `mem_cgroup_flush_stats()` (5.15-6.1,
+    /// reclaim/rstat_flush.rs): the walk of every CPU's rstat updates.
+    MemcgFlush,
 }
 
 impl CpuCategory {
-    pub const ALL: [CpuCategory; 15] = [
+    pub const ALL: [CpuCategory; 16] = [
         CpuCategory::RmapWalk,
         CpuCategory::PageTableWalk,
         CpuCategory::BloomFilter,
@@ -92,6 +95,7 @@ impl CpuCategory {
         CpuCategory::BlkRequestAlloc,
         CpuCategory::BlkDispatch,
         CpuCategory::BlkCompletion,
+        CpuCategory::MemcgFlush,
     ];
 
     /// The block layer's stages, in the order a request goes through them.
@@ -116,6 +120,7 @@ impl CpuCategory {
             CpuCategory::BlkRequestAlloc => "blk_request_alloc",
             CpuCategory::BlkDispatch => "blk_dispatch",
             CpuCategory::BlkCompletion => "blk_completion",
+            CpuCategory::MemcgFlush => "memcg_flush",
         }
     }
 }

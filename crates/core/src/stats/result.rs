@@ -206,8 +206,15 @@ pub struct Summary {
     pub memcg_refault_flushes: u64,
     pub memcg_refault_flush_skipped: u64,
     pub memcg_refault_flush_s: f64,
-    /// Tasks' spins on their CPU's `cgroup_rstat_cpu_lock` while such a flush held it.
+    /// Tasks' spins on their CPU's `cgroup_rstat_cpu_lock` while such a flush held it (a
+    /// refault's or reclaim's).
     pub memcg_rstat_updater_spin_s: f64,
+    /// 5.15-6.1's flushes at the start of the classic LRU's `shrink_node`, the calls that
+    /// skipped one in progress, and the reclaimers' CPU for them (their `memcg_flush`
+    /// category). No host counter gives these.
+    pub memcg_reclaim_flushes: u64,
+    pub memcg_reclaim_flush_skipped: u64,
+    pub memcg_reclaim_flush_s: f64,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -76,6 +76,8 @@ pub struct ClassicLru {
     scan_reads_flushed: bool,
     /// 5.15-5.17: `workingset_refault` flushes the statistics first (reclaim/rstat_flush.rs).
     refault_flush: crate::config::RefaultFlush,
+    /// 5.15-6.1: so does `shrink_node` (reclaim/rstat_flush.rs).
+    reclaim_flush: crate::config::RefaultFlush,
 }
 
 impl ClassicLru {
@@ -108,6 +110,7 @@ impl ClassicLru {
             }),
             scan_reads_flushed: crate::config::reclaim_stats_ratelimited(&cfg.config.kernel.profile),
             refault_flush: if profile >= Profile::V6 { crate::config::refault_flush(&cfg.config.kernel.profile) } else { crate::config::RefaultFlush::Periodic },
+            reclaim_flush: if profile >= Profile::V6 { crate::config::reclaim_flush(&cfg.config.kernel.profile) } else { crate::config::RefaultFlush::Periodic },
         }
     }
 
@@ -352,6 +355,15 @@ impl LruPolicy for ClassicLru {
     }
 
     fn shrink_node(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
+        // 5.15-6.1: `mem_cgroup_flush_stats()` first (reclaim/rstat_flush.rs); not again when
+        // a pass resumes after a sleep inside it, or kswapd's after a preemption point.
+        let resumed = sc.isolated_recheck.is_some() || (sc.kswapd && self.kswapd_pass_left.is_some());
+        if !resumed {
+            let units = crate::reclaim::rstat_flush::memcg_stat_units(&sim.stats.vm, self.lists.moves);
+            if sim.reclaim_flush_stats(sc, units) {
+                self.stats_flushed(&sim.stats.vm);
+            }
+        }
         self.prepare_scan_control(sim, sc);
         self.shrink_lruvec(sim, sc);
     }
@@ -383,6 +395,10 @@ impl LruPolicy for ClassicLru {
 
     fn refault_flush(&self) -> crate::config::RefaultFlush {
         self.refault_flush
+    }
+
+    fn reclaim_flush(&self) -> crate::config::RefaultFlush {
+        self.reclaim_flush
     }
 
     fn lru_moves(&self) -> u64 {
