@@ -87,6 +87,33 @@ fn a_cow_break_moves_the_folio_out_of_the_shared_mapping() {
     }
 }
 
+/// Before anon_vma chains (2.6.28 .. 2.6.33) a child's VMA joins its parent's one anon_vma, so
+/// the copies the children write stay in it: the walk of the k-th child's copy visits the
+/// parent and the k - 1 children forked before it (`page_referenced_anon` from the list head),
+/// where 6.x visits the child alone (a_cow_break_moves_the_folio_out_of_the_shared_mapping).
+#[test]
+fn before_anon_vma_chains_a_childs_copy_stays_in_the_parents_anon_vma_and_its_walk_visits_the_earlier_forks() {
+    let mut ov = family_overrides(2, 1.0, 1);
+    ov.push("kernel.profile=\"2.6.28\"".into());
+    let (sim, _) = run(FAMILY, &ov);
+    let (zygote, children) = heap_vmas(&sim);
+    for i in 0..sim.mem.vmas[zygote as usize].ptes.len() {
+        let original = pte_frame(sim.mem.vmas[zygote as usize].ptes[i]);
+        for (k, &c) in children.iter().enumerate() {
+            let copy = pte_frame(sim.mem.vmas[c as usize].ptes[i]);
+            assert_ne!(copy, original, "page {i}: child VMA {c} writes its own copy");
+            assert_eq!(mappings_of(&sim, copy), Mappings { mapcount: 1, visits: k as u32 + 2 }, "page {i}: child {k}'s copy is found after the zygote and {k} earlier children");
+        }
+        assert_eq!(mappings_of(&sim, original), Mappings { mapcount: 1, visits: 1 }, "page {i}: the zygote is the list's head");
+    }
+    // The children's own memory, allocated after the fork, is in their own (unshared) VMA.
+    for t in sim.tasks.iter().filter(|t| t.name == "renderer") {
+        let own = t.vmas[2];
+        let f = pte_frame(sim.mem.vmas[own as usize].ptes.iter().copied().find(|p| p & PTE_PRESENT != 0).expect("the child touched its own memory"));
+        assert_eq!(mappings_of(&sim, f), Mappings { mapcount: 1, visits: 1 });
+    }
+}
+
 #[test]
 fn the_last_user_writing_a_shared_page_reuses_it_and_moves_it_into_its_own_anon_vma() {
     // One renderer; the zygote writes its heap again after the fork (copying every page), so

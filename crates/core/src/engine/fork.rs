@@ -42,6 +42,13 @@ impl Sim {
     fn dup_anon_vma(&mut self, pv: u32, cv: u32) {
         debug_assert_eq!(self.mem.vmas[pv as usize].ptes.len(), self.mem.vmas[cv as usize].ptes.len());
         self.mem.anon_vma_fork(pv, cv);
+        let shares = self.mem.vmas[pv as usize].ptes.iter().any(|&p| p & (PTE_PRESENT | PTE_SWAP) != 0 && p & PTE_ZERO == 0);
+        let family = self.mem.anon_tree_len(pv) as u64;
+        assert!(
+            !shares || family <= crate::config::fork::MAX_FORKED + 1,
+            "model limit: a page shared by {family} processes after fork (the swap count holds {}; config/fork.rs MAX_FORKED)",
+            crate::config::fork::MAX_FORKED + 1
+        );
         for i in 0..self.mem.vmas[pv as usize].ptes.len() {
             let pte = self.mem.vmas[pv as usize].ptes[i];
             let copy = if pte & PTE_PRESENT != 0 {

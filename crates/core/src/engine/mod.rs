@@ -266,7 +266,7 @@ impl Sim {
             };
             vmas.push(mem.vmas.len() as u32);
             let content_key = crate::swap::store::zswap::content::mapping_key(task_idx, instance, mi);
-            mem.vmas.push(Vma { task: tid, kind: m.kind, start_vpn: vpn, ptes: vec![0; pages as usize], object, ra_info: 0, rss: 0, swapents: 0, exec: m.exec, content_key, anon_vma: NONE });
+            mem.vmas.push(Vma { task: tid, kind: m.kind, start_vpn: vpn, ptes: vec![0; pages as usize], object, ra_info: 0, rss: 0, swapents: 0, exec: m.exec, content_key, anon_vma: NONE, tree_pos: 0, forked: false });
             vpn += pages.div_ceil(PTRS_PER_PMD) * PTRS_PER_PMD + PTRS_PER_PMD;
         }
         vmas

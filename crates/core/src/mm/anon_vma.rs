@@ -24,7 +24,22 @@
 //!   kernel's interval tree orders by start page offset, and fork copies have equal ones, which
 //!   the augmented rbtree inserts to the right: link order.
 //! * Mapcount is not stored: it is counted from the PTEs when needed (copy-on-write, the walk),
-//!   so it can never disagree with them. The trees are a handful of VMAs.
+//!   so it can never disagree with them. A folio of a VMA that nothing was forked from
+//!   (`Vma::forked` false) can be mapped by that VMA alone (other VMAs map a folio only through
+//!   fork's copy of a PTE), so its walk is known without reading the tree: it visits the VMAs
+//!   before it in the tree (`Vma::tree_pos`) and finds it there. Only folios of VMAs that forked
+//!   count over their tree.
+//! * Eras. From 2.6.34 (Rik van Riel's anon_vma chains, 5beb49305251) fork links the child's
+//!   VMA into the parent's anon_vmas and gives it an anon_vma of its own for the folios it
+//!   allocates later, so the walk of a child's own folio visits the child alone. Before
+//!   (2.6.28 .. 2.6.33, `Memory::anon_vma_chains` false) `dup_mmap` copies the VMA with its
+//!   `anon_vma` pointer and `anon_vma_link` adds the copy to the tail of that one anon_vma's
+//!   list: every child's folios, copies made by copy-on-write and new faults alike, go into
+//!   the parent's anon_vma, and `page_referenced_anon` / `try_to_unmap_anon` walk its list
+//!   from the head (the parent, then the children in fork order) until the mapcount is found:
+//!   the k-th child's own folio costs k + 1 visits. A program that forks thousands of workers
+//!   (hackbench) walks thousands of VMAs per reclaimed page; that cost is why the chains came
+//!   (kernel-algorithms.md §3.10).
 
 use super::{pte_frame, Mappings, Memory, NONE, PTE_PRESENT, PTE_ZERO};
 
@@ -70,6 +85,15 @@ impl Memory {
     /// Mapcount and walk length of the anonymous folio in frame `f`, owned by VMA `owner`.
     pub fn anon_mappings(&self, f: u32, owner: u32, index: u32) -> Mappings {
         let mut m = Mappings::default();
+        let vma = &self.vmas[owner as usize];
+        if !vma.forked {
+            // Only `owner` can map it: the walk reaches it after the VMAs before it.
+            if self.maps(owner, index, f) {
+                m.mapcount = 1;
+                m.visits = vma.tree_pos + 1;
+            }
+            return m;
+        }
         for k in 0..self.anon_tree_len(owner) {
             if self.maps(self.anon_tree_vma(owner, k), index, f) {
                 m.mapcount += 1;
@@ -79,33 +103,67 @@ impl Memory {
         m
     }
 
+    /// Where the walk of the folio in frame `f` (owned by `owner`) can find its first mapping:
+    /// the owner's position when only the owner can map it, else the head of the tree. The
+    /// callers' loops start there; the VMAs before it are charged through `visits`.
+    #[inline]
+    pub fn anon_walk_from(&self, owner: u32) -> usize {
+        let vma = &self.vmas[owner as usize];
+        if vma.forked {
+            0
+        } else {
+            vma.tree_pos as usize
+        }
+    }
+
     /// `anon_vma_fork`: link the child's copy `child` of VMA `parent` into every anon_vma of
-    /// the parent's chain, then give it an anon_vma of its own. The parent gets its first
-    /// anon_vma here if it had none (the kernel's `anon_vma_prepare` at its first fault: the
-    /// same anon_vma, made later because only fork makes it matter).
+    /// the parent's chain, then give it an anon_vma of its own (2.6.34 on); before the chains,
+    /// the child joins the tail of the parent's one anon_vma and its folios go there. The
+    /// parent gets its first anon_vma here if it had none (the kernel's `anon_vma_prepare` at
+    /// its first fault: the same anon_vma, made later because only fork makes it matter).
     pub fn anon_vma_fork(&mut self, parent: u32, child: u32) {
         if self.vmas[parent as usize].anon_vma == NONE {
             let id = self.anon_vmas.len() as u32;
             self.anon_vmas.push(AnonVma { vmas: vec![parent], root: id, home: parent });
             self.vmas[parent as usize].anon_vma = id;
+            self.vmas[parent as usize].tree_pos = 0;
         }
-        let root = self.anon_vmas[self.vmas[parent as usize].anon_vma as usize].root;
+        self.vmas[parent as usize].forked = true;
+        let parent_av = self.vmas[parent as usize].anon_vma;
+        if !self.anon_vma_chains {
+            // 2.6.28 dup_mmap + anon_vma_link: the copy shares `vma->anon_vma`.
+            let av = &mut self.anon_vmas[parent_av as usize];
+            av.vmas.push(child);
+            self.vmas[child as usize].anon_vma = parent_av;
+            self.vmas[child as usize].tree_pos = (av.vmas.len() - 1) as u32;
+            return;
+        }
+        let root = self.anon_vmas[parent_av as usize].root;
         for av in self.anon_vmas.iter_mut().filter(|av| av.vmas.contains(&parent)) {
             av.vmas.push(child);
         }
         let id = self.anon_vmas.len() as u32;
         self.anon_vmas.push(AnonVma { vmas: vec![child], root, home: child });
         self.vmas[child as usize].anon_vma = id;
+        self.vmas[child as usize].tree_pos = 0;
     }
 
     /// `unlink_anon_vmas`: VMA `v` leaves every tree it is linked into (its process exits).
-    /// Its anon_vma stays: folios that belong to it may still be mapped by its children.
+    /// Its anon_vma stays: folios that belong to it may still be mapped by its children. The
+    /// VMAs after it whose own tree this is move up one place.
     pub fn unlink_anon_vmas(&mut self, v: u32) {
         if self.vmas[v as usize].anon_vma == NONE {
             return;
         }
-        for av in &mut self.anon_vmas {
-            av.vmas.retain(|&x| x != v);
+        for (id, av) in self.anon_vmas.iter_mut().enumerate() {
+            let Some(at) = av.vmas.iter().position(|&x| x == v) else { continue };
+            av.vmas.remove(at);
+            for &x in &av.vmas[at..] {
+                let vma = &mut self.vmas[x as usize];
+                if vma.anon_vma == id as u32 {
+                    vma.tree_pos -= 1;
+                }
+            }
         }
     }
 

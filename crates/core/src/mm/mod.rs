@@ -39,6 +39,9 @@ pub struct Memory {
     pub vmas: Vec<Vma>,
     /// The anon_vmas of VMAs that forked (`anon_vma.rs`).
     pub anon_vmas: Vec<AnonVma>,
+    /// Does fork give each child VMA an anon_vma of its own, linked by anon_vma chains (2.6.34
+    /// on), or does the child join its parent's anon_vma (the 2.6.28 family)? (`anon_vma.rs`)
+    pub anon_vma_chains: bool,
     pub objects: Vec<Object>,
     /// Files mapped by name (`file` on a mapping): the inode of each, shared by every
     /// mapping of that name.
@@ -70,6 +73,7 @@ impl Memory {
             cpu: 0,
             vmas: Vec::new(),
             anon_vmas: Vec::new(),
+            anon_vma_chains: cfg.profile != crate::config::Profile::V2_6_28,
             objects: Vec::new(),
             files: Default::default(),
             wm,
@@ -293,6 +297,11 @@ pub struct Vma {
     /// Anon: `vma->anon_vma`, the anon_vma its new folios go into (`anon_vma.rs`); NONE for
     /// a VMA that never forked (a tree of itself alone).
     pub anon_vma: u32,
+    /// Anon: this VMA's position in the tree of `anon_vma` (0 when NONE): where the rmap walk
+    /// of a folio that only this VMA can map finds it (`anon_vma.rs`).
+    pub tree_pos: u32,
+    /// Anon: some VMA was forked from this one, so others may map its folios.
+    pub forked: bool,
 }
 
 /// An inode: shmem object or regular file. `entries` hold a frame (PTE_PRESENT), a swap entry

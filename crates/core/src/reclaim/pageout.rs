@@ -451,7 +451,8 @@ impl Sim {
         };
         cost.charge(Cat::RmapWalk, visits as u64 * self.costs.rmap_walk_ns);
         let mut young = 0;
-        for k in 0..visits {
+        let from = if fr.owner_kind() == Owner::Anon { self.mem.anon_walk_from(fr.owner) } else { 0 };
+        for k in from..visits {
             let (v, i) = match fr.owner_kind() {
                 Owner::Anon => (self.mem.anon_tree_vma(fr.owner, k), fr.index),
                 _ => (self.mem.objects[fr.owner as usize].vmas[k], fr.index),
@@ -481,7 +482,7 @@ impl Sim {
                 // page_vma_mapped_walk, mapped there or not (mm/anon_vma.rs).
                 let m = self.mem.anon_mappings(f, fr.owner, fr.index);
                 let mut r = Referenced { walks: m.visits, ..Referenced::default() };
-                for k in 0..m.visits as usize {
+                for k in self.mem.anon_walk_from(fr.owner)..m.visits as usize {
                     let v = self.mem.anon_tree_vma(fr.owner, k);
                     if !self.mem.maps(v, fr.index, f) {
                         continue;
@@ -579,7 +580,7 @@ impl Sim {
             Owner::Anon => {
                 let (dev, slot) = (fr.swap_dev(), fr.slot);
                 visits = self.mem.anon_mappings(f, fr.owner, fr.index).visits;
-                for k in 0..visits as usize {
+                for k in self.mem.anon_walk_from(fr.owner)..visits as usize {
                     let v = self.mem.anon_tree_vma(fr.owner, k);
                     if !self.mem.maps(v, fr.index, f) {
                         continue;

@@ -401,7 +401,7 @@ mod tests {
             p.folio_add_outside_fault(&mut mem.frames, f);
             *pte = PTE_PRESENT | f as u64;
         }
-        mem.vmas.push(Vma { task: 0, kind: MappingKind::Anon, start_vpn: 0, ptes, object: NONE, ra_info: 0, rss: n as u64, swapents: 0, exec: false, content_key: 0, anon_vma: NONE });
+        mem.vmas.push(Vma { task: 0, kind: MappingKind::Anon, start_vpn: 0, ptes, object: NONE, ra_info: 0, rss: n as u64, swapents: 0, exec: false, content_key: 0, anon_vma: NONE, tree_pos: 0, forked: false });
         (p, mem)
     }
 
