@@ -318,3 +318,22 @@ fn a_xen_pv_guests_page_faults_pay_the_bounce_through_the_hypervisor_once_each()
     let bare_big = run(&["costs.xen_fault_bounce_ns=100000"]);
     assert_eq!(bare.elapsed_ns, bare_big.elapsed_ns);
 }
+
+/// 2.6.32 sized `min_free_kbytes` at boot from its zones' `present_pages` (RAM less the
+/// memory map), before seed 002's ramdisk was filled: the guest's 768 MiB give 3,522 KiB, a
+/// min watermark of 880 pages (low 1,100, high 1,320), not the 689 of the 464 MiB left to the
+/// program (config/watermarks.rs `watermark_basis_pages`). The run's free memory sits at that
+/// min: the allocator reclaims whenever the buddy lists fall to it.
+#[test]
+fn a_2_6_32_guest_sizes_its_watermarks_from_all_its_ram_at_boot_not_from_what_the_ramdisk_left() {
+    let text = include_str!("../../../experiments/workloads/fill-verify.toml");
+    let (sim, res) = run_resolved(&load(text, &[]));
+    assert_eq!((sim.mem.wm.min, sim.mem.wm.low, sim.mem.wm.high), (880, 1100, 1320));
+    let mut free: Vec<u64> = res.timeseries.nr_free_pages.iter().copied().filter(|&f| f < 10_000).collect();
+    free.sort_unstable();
+    let median = free[free.len() / 2];
+    assert!(free.len() > 100 && (850..=1320).contains(&median), "free pages under pressure: median {median} of {}", free.len());
+    // Later kernels size them from the pages they manage (here RAM less kernel_reserved).
+    let modern = load(&text.replace("profile = \"2.6.32\"", "profile = \"6.x\""), &[]);
+    assert_eq!(swaplab_core::config::zone_watermarks(&modern.config, modern.profile).min, 689);
+}

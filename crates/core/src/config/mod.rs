@@ -33,7 +33,7 @@ pub use resolve::{memcg_path_depth, Resolved, ResolvedSwap};
 pub use schema::*;
 pub use tasks::*;
 pub use units::{Duration, Size, PAGE_SIZE};
-pub use watermarks::{default_min_free_kbytes, watermarks, Watermarks};
+pub use watermarks::{default_min_free_kbytes, watermark_basis_pages, watermarks, zone_watermarks, Watermarks, STRUCT_PAGE_BYTES_2_6_32};
 
 #[cfg(test)]
 mod tests {

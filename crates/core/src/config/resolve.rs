@@ -79,8 +79,7 @@ fn check_machine(cfg: &Config, profile: Profile, at: At) -> Result<(), ConfigErr
         return Err(at("machine.ram", "at most 4 TiB of RAM can be simulated (32-bit frame numbers)".into()));
     }
     let managed = m.ram.pages().saturating_sub(m.kernel_reserved.pages());
-    let min_free = cfg.kernel.min_free_kbytes.unwrap_or_else(|| default_min_free_kbytes(managed));
-    let wm = watermarks(managed, min_free, cfg.kernel.watermark_scale_factor, profile);
+    let wm = zone_watermarks(cfg, profile);
     if managed <= wm.high * 2 + 64 {
         return Err(at(
             "machine.ram",

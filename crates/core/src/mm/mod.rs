@@ -62,8 +62,7 @@ impl Memory {
     pub fn new(cfg: &crate::config::Resolved) -> Memory {
         let c = &cfg.config;
         let managed = c.machine.ram.pages() - c.machine.kernel_reserved.pages();
-        let min_free = c.kernel.min_free_kbytes.unwrap_or_else(|| crate::config::default_min_free_kbytes(managed));
-        let wm = crate::config::watermarks(managed, min_free, c.kernel.watermark_scale_factor, cfg.profile);
+        let wm = crate::config::zone_watermarks(c, cfg.profile);
         Memory {
             frames: vec![Frame::FREE; managed as usize],
             // LIFO free list whose first pops are low frame numbers (deterministic, cache friendly).

@@ -24,6 +24,15 @@
 //! RAM. Which CPU's list a free goes to: the CPU whose code the simulation is running
 //! (`Memory::cpu`, set when a CPU runs a task); a completion frees on the CPU that ran last,
 //! which is exact on the one-CPU guest the profile serves.
+//!
+//! One list per CPU, where 2.6.32 keeps three (one per migratetype: `free_hot_cold_page` files
+//! a page under its pageblock's type, `buffered_rmqueue` takes only from the allocation's own
+//! type and refills that list alone, all three counting toward one `high`). Every page the
+//! model allocates or frees is a user page, `GFP_HIGHUSER_MOVABLE` in MOVABLE pageblocks, so
+//! the other two lists would stay empty and the one list is what the kernel's MOVABLE list
+//! holds (docs/evidence/frontswap2010.md, session 37). Nor is there a list for a ZONE_DMA:
+//! the model has one zone, and 2.6.32 gives a 16 MiB DMA zone `high` 0 (`batch` 0 → pages
+//! freed there go straight to its buddy lists).
 
 /// The per-CPU lists of the one zone.
 pub struct PerCpuPages {
