@@ -337,3 +337,25 @@ fn a_2_6_32_guest_sizes_its_watermarks_from_all_its_ram_at_boot_not_from_what_th
     let modern = load(&text.replace("profile = \"2.6.32\"", "profile = \"6.x\""), &[]);
     assert_eq!(swaplab_core::config::zone_watermarks(&modern.config, modern.profile).min, 689);
 }
+
+/// Reclaim's naps are counted by who took them (`Summary::congestion_naps_*`): seed 002's
+/// question is how many the program takes. 2.6.32's allocator naps HZ/50 only after a direct
+/// reclaim made progress, so never more often than the program reclaimed; its direct reclaim
+/// naps HZ/10 between low priorities; kswapd naps in `balance_pgdat`, at the min watermark or
+/// not. Together they are the program's iowait: one CPU, nothing else to run. 6.x takes none.
+#[test]
+fn reclaim_naps_are_counted_by_who_took_them() {
+    let text = include_str!("../../../experiments/workloads/fill-verify.toml");
+    let (sim, res) = run_resolved(&load(text, &[]));
+    let s = &res.summary;
+    assert!(s.congestion_naps_alloc > 100 && s.congestion_naps_alloc < v(&res, "allocstall"), "{} allocator naps, {} reclaims", s.congestion_naps_alloc, v(&res, "allocstall"));
+    assert!(s.congestion_naps_direct_reclaim > 0);
+    assert!(s.congestion_naps_kswapd >= sim.reclaim.kswapd.naps_below_min && sim.reclaim.kswapd.naps_below_min > 0);
+    // HZ 250: an allocator nap is 20 ms, a reclaim nap 100 ms. They are most of the iowait,
+    // less the time kswapd has the CPU while the program naps (a busy CPU is not in iowait).
+    let nap_s = s.congestion_naps_alloc as f64 * 0.02 + s.congestion_naps_direct_reclaim as f64 * 0.1;
+    assert!(nap_s > 0.5 * s.cpu_iowait_s && nap_s < 1.5 * s.cpu_iowait_s, "{nap_s} s of program naps, {} s iowait", s.cpu_iowait_s);
+    let modern = run_checked(&text.replace("profile = \"2.6.32\"", "profile = \"6.x\""), &[]);
+    let m = &modern.summary;
+    assert_eq!((m.congestion_naps_alloc, m.congestion_naps_direct_reclaim, m.congestion_naps_kswapd), (0, 0, 0));
+}

@@ -688,7 +688,10 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     "memcg_refault_flush_s": None, "memcg_rstat_updater_spin_s": None,
                     # reclaim's (5.15-6.1, classic shrink_node): no counter either.
                     "memcg_reclaim_flushes": None, "memcg_reclaim_flush_skipped": None,
-                    "memcg_reclaim_flush_s": None},
+                    "memcg_reclaim_flush_s": None,
+                    # Reclaim's congestion_wait naps by who took them: no kernel counter.
+                    "congestion_naps_alloc": None, "congestion_naps_direct_reclaim": None,
+                    "congestion_naps_kswapd": None},
     }
 
 
@@ -824,5 +827,7 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                    "tlb_broadcast_waits": None, "memcg_refault_flushes": None,
                                    "memcg_refault_flush_skipped": None, "memcg_refault_flush_s": None,
                                    "memcg_rstat_updater_spin_s": None, "memcg_reclaim_flushes": None,
-                                   "memcg_reclaim_flush_skipped": None, "memcg_reclaim_flush_s": None},
+                                   "memcg_reclaim_flush_skipped": None, "memcg_reclaim_flush_s": None,
+                                   "congestion_naps_alloc": None,
+                                   "congestion_naps_direct_reclaim": None, "congestion_naps_kswapd": None},
     }

@@ -273,6 +273,7 @@ impl Sim {
     fn alloc_retry_sleep(&mut self, tid: u32, timeout: u64) -> Alloc {
         let t = &mut self.tasks[tid as usize];
         t.dr_throttle_since = Some(t.clock);
+        self.reclaim.alloc_naps += 1;
         self.congestion_wait(tid, timeout);
         Alloc::Blocked
     }

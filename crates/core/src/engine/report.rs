@@ -148,6 +148,9 @@ impl Sim {
             memcg_reclaim_flushes: self.reclaim.rstat.reclaim_stats.flushes,
             memcg_reclaim_flush_skipped: self.reclaim.rstat.reclaim_stats.skipped_busy,
             memcg_reclaim_flush_s: self.reclaim.rstat.reclaim_stats.flush_ns as f64 / 1e9,
+            congestion_naps_alloc: self.reclaim.alloc_naps,
+            congestion_naps_direct_reclaim: self.reclaim.direct_reclaim_naps,
+            congestion_naps_kswapd: self.reclaim.kswapd.naps,
         }
     }
 

@@ -160,6 +160,7 @@ impl Sim {
                 self.reclaim.current = None;
                 self.park_direct_reclaim(tid, &run.sc, run.all_unreclaimable, None);
                 let timeout = self.hz_div_10_ns();
+                self.reclaim.direct_reclaim_naps += 1;
                 self.congestion_wait(tid, timeout);
                 return true;
             }

@@ -70,6 +70,8 @@ pub struct KswapdState {
     /// 2.6.28/2.6.32 diagnostics: `congestion_wait(HZ/10)` naps of `balance_pgdat` taken with
     /// the zone at or below its min watermark (see `step_2_6_28`).
     pub naps_below_min: u64,
+    /// 2.6.28/2.6.32: all of `balance_pgdat`'s `congestion_wait(HZ/10)` naps between priorities.
+    pub naps: u64,
     /// 2.6.28: asleep in `throttle_vm_writeout` at the end of a zone pass (`vm_writeout.rs`);
     /// the rest of the priority loop's iteration comes when the throttle lets go.
     pub vm_writeout: bool,
@@ -313,6 +315,7 @@ fn end_of_priority_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
             sim.reclaim.kswapd.naps_below_min += 1;
         }
         let ks = &mut sim.reclaim.kswapd;
+        ks.naps += 1;
         ks.congestion_wait = true;
         let now = sim.tasks[tid as usize].clock;
         return KthreadStep::SleepUntil(now + sim.nap_ns(now, sim.hz_div_10_ns()));

@@ -81,6 +81,12 @@ pub struct ReclaimState {
     /// direct reclaimers', and kswapd's.
     pub vm_writeout_naps: u64,
     pub kswapd_vm_writeout_naps: u64,
+    /// The allocator's sleeps before it retries after a direct reclaim
+    /// (`congestion_wait(HZ/50)` through 2.6.35, 3.14's `wait_iff_congested`, 4.x's HZ/10
+    /// wait for pending writes), and 2.6.28–2.6.35 direct reclaim's `congestion_wait(HZ/10)`
+    /// between priorities: reported per run (`Summary::congestion_naps_*`), no vmstat counter.
+    pub alloc_naps: u64,
+    pub direct_reclaim_naps: u64,
     /// The task a direct reclaim runs for (the kernel's `current` in reclaim); None for
     /// kswapd and other kernel threads.
     pub current: Option<u32>,
@@ -111,7 +117,7 @@ impl ReclaimState {
         // The group's depth below the root: its ancestors, the root's lruvec included.
         let depth = m.memcg_limit.map_or(0, |_| m.memcg_path.as_deref().and_then(crate::config::memcg_path_depth).unwrap_or(1));
         let memcg_ancestors = lru_lock::AncestorLocks::new(depth);
-        ReclaimState { policy: Some(policy), rstat, kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), memcg_ancestors, ws_lines: workingset_lines::WorkingsetLines::new(depth), lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
+        ReclaimState { policy: Some(policy), rstat, kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, alloc_naps: 0, direct_reclaim_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), memcg_ancestors, ws_lines: workingset_lines::WorkingsetLines::new(depth), lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
     }
 
     /// The policy, outside its own reclaim passes.

@@ -215,6 +215,15 @@ pub struct Summary {
     pub memcg_reclaim_flushes: u64,
     pub memcg_reclaim_flush_skipped: u64,
     pub memcg_reclaim_flush_s: f64,
+    /// Reclaim's timed sleeps, by who took them: the allocator's before its retry after a
+    /// direct reclaim (2.6.x `congestion_wait(HZ/50)`, 3.14 `wait_iff_congested`, 4.x's
+    /// HZ/10 for pending writes), 2.6.x direct reclaim's `congestion_wait(HZ/10)` between
+    /// priorities, and 2.6.x kswapd's in `balance_pgdat`. The kernel counts none of them
+    /// (2.6.33 added KSWAPD_SKIP_CONGESTION_WAIT for the naps kswapd skips); seed 002's
+    /// iowait is mostly these (docs/evidence/frontswap2010.md).
+    pub congestion_naps_alloc: u64,
+    pub congestion_naps_direct_reclaim: u64,
+    pub congestion_naps_kswapd: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
