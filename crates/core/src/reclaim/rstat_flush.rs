@@ -66,10 +66,6 @@ use crate::engine::Sim;
 use crate::reclaim::ScanControl;
 use crate::stats::{CpuCategory, VmStat};
 
-/// `MEMCG_CHARGE_BATCH` until 6.1 (include/linux/memcontrol.h; 64 since "memcg: increase
-/// MEMCG_CHARGE_BATCH to 64", 6.1: `config::memcg_charge_batch`).
-pub const MEMCG_CHARGE_BATCH: u64 = 32;
-
 /// Flushes done, flushes skipped because another was in progress, and their CPU time, of one
 /// caller (the refault's or reclaim's); the updaters' spins are counted with the refault's.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -93,7 +89,7 @@ pub struct RstatFlush {
     pub mode: RefaultFlush,
     /// `shrink_node`'s call (classic, 5.15-6.1).
     pub reclaim_mode: RefaultFlush,
-    /// `MEMCG_CHARGE_BATCH` of the era.
+    /// `MEMCG_CHARGE_BATCH` of the era (`config::memcg_charge_batch`).
     batch: u64,
     /// `num_online_cpus()`.
     online_cpus: u64,
@@ -314,6 +310,11 @@ impl Sim {
 mod tests {
     use super::*;
 
+    /// 5.17's `MEMCG_CHARGE_BATCH` (32), from the one place the model keeps it.
+    fn batch_5_17() -> u64 {
+        crate::config::memcg_charge_batch("5.17")
+    }
+
     fn flush(r: &mut RstatFlush, at: u64, units: u64) -> Option<u64> {
         r.refault_flush(0, at, units, 4_500, 200)
     }
@@ -322,7 +323,7 @@ mod tests {
     /// one, and the count starts again from there.
     #[test]
     fn a_refault_flushes_only_past_the_threshold_of_online_cpus_batches() {
-        let mut r = RstatFlush::new(RefaultFlush::Threshold, RefaultFlush::Periodic, MEMCG_CHARGE_BATCH, 2, Some(4));
+        let mut r = RstatFlush::new(RefaultFlush::Threshold, RefaultFlush::Periodic, batch_5_17(), 2, Some(4));
         r.note_cpu(0, 0);
         assert_eq!(flush(&mut r, 0, 5 * 33 - 1), None, "4 steps are not above 4 online CPUs");
         assert_eq!(flush(&mut r, 0, 5 * 33), Some(4_500 + 3 * 200), "one CPU with updates, three without");
@@ -333,7 +334,7 @@ mod tests {
     /// `spin_trylock_irqsave(&stats_flush_lock)`: a refault while another CPU flushes skips.
     #[test]
     fn a_refault_during_another_flush_skips_it() {
-        let mut r = RstatFlush::new(RefaultFlush::Always, RefaultFlush::Periodic, MEMCG_CHARGE_BATCH, 2, None);
+        let mut r = RstatFlush::new(RefaultFlush::Always, RefaultFlush::Periodic, batch_5_17(), 2, None);
         r.note_cpu(0, 0);
         r.note_cpu(1, 0);
         assert_eq!(flush(&mut r, 1_000, 0), Some(9_000));
@@ -346,7 +347,7 @@ mod tests {
     /// trylock: a reclaim flush restarts the refault's count, and a refault during it skips.
     #[test]
     fn a_reclaim_flush_shares_the_threshold_and_the_lock_with_the_refault() {
-        let mut r = RstatFlush::new(RefaultFlush::Threshold, RefaultFlush::Threshold, MEMCG_CHARGE_BATCH, 2, Some(4));
+        let mut r = RstatFlush::new(RefaultFlush::Threshold, RefaultFlush::Threshold, batch_5_17(), 2, Some(4));
         r.note_cpu(0, 0);
         assert_eq!(r.reclaim_flush(usize::MAX, 0, 5 * 33 - 1, 4_500, 200), None, "below the threshold");
         assert_eq!(r.reclaim_flush(usize::MAX, 0, 5 * 33, 4_500, 200), Some(4_500 + 3 * 200), "kswapd walks CPU 0's updates");
@@ -363,7 +364,7 @@ mod tests {
     /// 5.18+ and every other era: the refault does not flush.
     #[test]
     fn the_periodic_era_never_flushes_in_the_refault() {
-        let mut r = RstatFlush::new(RefaultFlush::Periodic, RefaultFlush::Periodic, MEMCG_CHARGE_BATCH, 2, None);
+        let mut r = RstatFlush::new(RefaultFlush::Periodic, RefaultFlush::Periodic, batch_5_17(), 2, None);
         r.note_cpu(0, 0);
         assert_eq!(flush(&mut r, 0, u64::MAX / 2), None);
         assert_eq!(r.stats, RstatFlushStats::default());
@@ -374,7 +375,7 @@ mod tests {
     /// update on the same CPU (its cgroup back on the list) or one outside the hold does not.
     #[test]
     fn a_task_updating_while_the_flush_holds_its_cpu_lock_spins_until_released() {
-        let mut r = RstatFlush::new(RefaultFlush::Always, RefaultFlush::Periodic, MEMCG_CHARGE_BATCH, 3, None);
+        let mut r = RstatFlush::new(RefaultFlush::Always, RefaultFlush::Periodic, batch_5_17(), 3, None);
         for cpu in 0..3 {
             r.note_cpu(cpu, 0);
         }
