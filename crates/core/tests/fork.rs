@@ -170,6 +170,30 @@ fn reclaim_unmaps_a_shared_folio_from_every_mapping() {
     }
 }
 
+/// Regression (session 38): a swap slot shared by more processes than the map byte counts
+/// (`SWAP_MAP_MAX` 62) keeps its count in a continuation, as the kernel does, instead of the
+/// model refusing or panicking at fork (hackbench forks 5,600 workers from one parent).
+#[test]
+fn a_swap_entry_shared_by_more_forks_than_the_map_byte_counts_continues_its_count() {
+    const FORKS: u32 = 100;
+    let ov = family_overrides(8, 0.0, 64);
+    let hog = "mapping = \"m\"\npattern = \"sequential\"\n";
+    let toml = FAMILY.replace("instances = 3", &format!("instances = {FORKS}")).replace(hog, &format!("{hog}cycles = 3\n"));
+    let (sim, _) = run(&toml, &ov);
+    let (zygote, children) = heap_vmas(&sim);
+    assert_eq!(children.len(), FORKS as usize);
+    let mut beyond = 0u32;
+    for &pte in &sim.mem.vmas[zygote as usize].ptes {
+        if pte & PTE_SWAP == 0 {
+            continue;
+        }
+        let count = sim.swap.areas[swaplab_core::mm::swp_dev(pte)].count(swaplab_core::mm::swp_slot(pte));
+        assert_eq!(count, FORKS + 1, "the parent and every child hold the swap entry");
+        beyond += 1;
+    }
+    assert!(beyond > 256, "the idle shared heap was swapped out while shared by {} processes ({beyond} pages)", FORKS + 1);
+}
+
 #[test]
 fn fork_of_names_an_earlier_task_with_one_instance() {
     let base = FAMILY;

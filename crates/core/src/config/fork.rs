@@ -12,15 +12,6 @@ use super::tasks::{MappingKind, TaskSpec};
 
 type Error = (String, String);
 
-/// A slot's swap count (`SWAP_COUNT_MASK` less the bad-slot value) bounds how many processes
-/// can hold one swap entry: the parent and at most this many forked children sharing a page
-/// (the kernel chains count continuation pages beyond it, 2.6.28's `unsigned short` count
-/// went to 0x7fff; the model's count is a byte). Only pages the parent has when it forks are
-/// shared, so the bound is checked there (engine/fork.rs): a program may fork more children
-/// than this from a parent whose anonymous VMAs are still empty (hackbench forks its 5,600
-/// workers before it touches its heap).
-pub const MAX_FORKED: u64 = 61;
-
 /// Validate every `fork_of` and prepend the inherited mappings.
 pub(super) fn resolve_forks(tasks: &mut [TaskSpec]) -> Result<(), Error> {
     for ti in 0..tasks.len() {

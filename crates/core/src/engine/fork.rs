@@ -42,13 +42,6 @@ impl Sim {
     fn dup_anon_vma(&mut self, pv: u32, cv: u32) {
         debug_assert_eq!(self.mem.vmas[pv as usize].ptes.len(), self.mem.vmas[cv as usize].ptes.len());
         self.mem.anon_vma_fork(pv, cv);
-        let shares = self.mem.vmas[pv as usize].ptes.iter().any(|&p| p & (PTE_PRESENT | PTE_SWAP) != 0 && p & PTE_ZERO == 0);
-        let family = self.mem.anon_tree_len(pv) as u64;
-        assert!(
-            !shares || family <= crate::config::fork::MAX_FORKED + 1,
-            "model limit: a page shared by {family} processes after fork (the swap count holds {}; config/fork.rs MAX_FORKED)",
-            crate::config::fork::MAX_FORKED + 1
-        );
         for i in 0..self.mem.vmas[pv as usize].ptes.len() {
             let pte = self.mem.vmas[pv as usize].ptes[i];
             let copy = if pte & PTE_PRESENT != 0 {
@@ -61,7 +54,7 @@ impl Sim {
                 pte & !(PTE_WRITE | PTE_ACCESSED)
             } else if pte & PTE_SWAP != 0 {
                 // copy_nonpresent_pte: swap_duplicate.
-                self.swap.areas[swp_dev(pte)].map[swp_slot(pte) as usize] += 1;
+                self.swap.areas[swp_dev(pte)].swap_duplicate(swp_slot(pte));
                 self.mem.vmas[cv as usize].swapents += 1;
                 pte
             } else {

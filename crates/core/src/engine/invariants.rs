@@ -5,7 +5,7 @@
 use super::Sim;
 use crate::config::MappingKind;
 use crate::mm::*;
-use crate::swap::{SWAP_COUNT_MASK, SWAP_HAS_CACHE, SWAP_MAP_BAD};
+use crate::swap::{COUNT_CONTINUED, SWAP_HAS_CACHE, SWAP_MAP_BAD};
 
 impl Sim {
     /// Every violated invariant, described (at most 20); empty when the state is consistent.
@@ -146,7 +146,7 @@ impl Sim {
                 if m != 0 {
                     used += 1;
                 }
-                let count = (m & SWAP_COUNT_MASK) as u32;
+                let count = s.count(slot as u32);
                 if count != refs[d][slot] {
                     e(format!("swap {d} slot {slot}: count {count} but {} references", refs[d][slot]));
                 }
@@ -162,6 +162,11 @@ impl Sim {
                 }
                 if m == 0 && s.shadow[slot] != 0 {
                     e(format!("swap {d} slot {slot}: free slot keeps a shadow"));
+                }
+            }
+            for slot in s.continued_slots() {
+                if s.map[slot as usize] & COUNT_CONTINUED == 0 {
+                    e(format!("swap {d} slot {slot}: a count continuation without COUNT_CONTINUED"));
                 }
             }
             if used != s.inuse {

@@ -592,7 +592,7 @@ impl Sim {
                     vma.rss -= 1;
                     vma.swapents += 1;
                     let task = vma.task;
-                    self.swap.areas[dev].map[slot as usize] += 1;
+                    self.swap.areas[dev].swap_duplicate(slot);
                     self.tlb_flush_pending(task, pte_dirty);
                     unmapped += 1;
                     own += (self.reclaim.current == Some(task)) as u32;
@@ -636,7 +636,7 @@ impl Sim {
         let fr = self.mem.frames[f as usize];
         let (dev, slot) = (fr.swap_dev(), fr.slot);
         self.mem.objects[fr.owner as usize].entries[fr.index as usize] = swp_entry(dev, slot);
-        self.swap.areas[dev].map[slot as usize] += 1;
+        self.swap.areas[dev].swap_duplicate(slot);
         self.mem.frames[f as usize].set_owner(Owner::None, NONE, 0);
     }
 

@@ -6,7 +6,7 @@ use crate::engine::Sim;
 use crate::mm::*;
 use crate::swap::scan_map::{AllocEra, Claim};
 use crate::swap::slots_cache::SWAP_SLOTS_CACHE_SIZE;
-use crate::swap::{SWAP_COUNT_MASK, SWAP_HAS_CACHE};
+use crate::swap::SWAP_HAS_CACHE;
 
 impl Sim {
     /// `folio_alloc_swap`: a slot for a folio being swapped out, on the highest-priority area
@@ -113,14 +113,10 @@ impl Sim {
     /// not busy, and the slot is freed once no cache holds it.
     pub(crate) fn put_swap_ref(&mut self, dev: usize, slot: u32) {
         let area = &mut self.swap.areas[dev];
-        let m = area.map[slot as usize];
-        debug_assert!(m & SWAP_COUNT_MASK > 0, "put on slot {slot} with count 0");
-        let m = m - 1;
-        area.map[slot as usize] = m;
-        if m & SWAP_COUNT_MASK != 0 {
+        if area.swap_count_put(slot) != 0 {
             return;
         }
-        if m & SWAP_HAS_CACHE != 0 {
+        if area.map[slot as usize] & SWAP_HAS_CACHE != 0 {
             let f = area.cache[slot as usize];
             let fr = &self.mem.frames[f as usize];
             if !fr.has(PG_WRITEBACK) && !fr.has(PG_LOCKED) && fr.owner_kind() == Owner::None {

@@ -147,6 +147,13 @@ pub const SWAPFILE_CLUSTER: u32 = 256;
 pub const SWAP_HAS_CACHE: u8 = 0x40;
 pub const SWAP_MAP_BAD: u8 = 0x3f;
 pub const SWAP_COUNT_MASK: u8 = 0x3f;
+/// The largest count the map byte holds itself; beyond it the byte keeps `SWAP_MAP_MAX` with
+/// `COUNT_CONTINUED` set and the rest of the count lives in a continuation (mm/swapfile.c
+/// `add_swap_count_continuation`, 2.6.34+; 2.6.28's map was an `unsigned short` whose
+/// SWAP_MAP_MAX was 0x7fff). Either way a slot's count is practically unbounded: hackbench's
+/// 5,600 children of one parent share its swapped pages.
+pub const SWAP_MAP_MAX: u8 = 0x3e;
+pub const COUNT_CONTINUED: u8 = 0x80;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ClusterState {
@@ -161,8 +168,11 @@ pub(crate) enum ClusterState {
 pub struct SwapArea {
     pub name: String,
     pub priority: i32,
-    /// `swap_map[]`: reference count | SWAP_HAS_CACHE; 0 = free.
+    /// `swap_map[]`: reference count | SWAP_HAS_CACHE | COUNT_CONTINUED; 0 = free.
     pub map: Vec<u8>,
+    /// The count above `SWAP_MAP_MAX` of each slot whose map byte has `COUNT_CONTINUED` (the
+    /// kernel's continuation pages); looked up, never iterated in run order.
+    continued: std::collections::BTreeMap<u32, u32>,
     /// Swap cache index: the frame caching each slot, or NONE.
     pub cache: Vec<u32>,
     /// Workingset shadow left by the last eviction from this slot (§4.2); 0 = none.
@@ -209,6 +219,7 @@ impl SwapArea {
             name: name.to_string(),
             priority,
             map,
+            continued: std::collections::BTreeMap::new(),
             cache: vec![NONE; slots as usize],
             shadow: vec![0; slots as usize],
             page_key: Vec::new(),
@@ -238,9 +249,52 @@ impl SwapArea {
         !self.device.params.queue_nonrot.unwrap_or(!self.device.params.rotational)
     }
 
+    /// The slot's reference count (PTEs and shmem entries; the swap cache is a flag).
     #[inline]
-    pub fn count(&self, slot: u32) -> u8 {
-        self.map[slot as usize] & SWAP_COUNT_MASK
+    pub fn count(&self, slot: u32) -> u32 {
+        let m = self.map[slot as usize];
+        let own = (m & SWAP_COUNT_MASK) as u32;
+        if m & COUNT_CONTINUED == 0 {
+            own
+        } else {
+            own + self.continued[&slot]
+        }
+    }
+
+    /// `swap_duplicate`: one more reference (a PTE copied at fork, an unmapped PTE or shmem
+    /// entry at swap-out) to an allocated slot.
+    pub(crate) fn swap_duplicate(&mut self, slot: u32) {
+        let m = &mut self.map[slot as usize];
+        debug_assert!(*m != 0 && *m != SWAP_MAP_BAD, "duplicate of unused slot {slot}");
+        if *m & SWAP_COUNT_MASK < SWAP_MAP_MAX {
+            *m += 1;
+        } else {
+            *m |= COUNT_CONTINUED;
+            *self.continued.entry(slot).or_insert(0) += 1;
+        }
+    }
+
+    /// Slots whose count continues beyond the map byte (for the invariant checks).
+    pub fn continued_slots(&self) -> impl Iterator<Item = u32> + '_ {
+        self.continued.keys().copied()
+    }
+
+    /// Drop one reference (`swap_entry_put`'s count part; the continuation goes first, as
+    /// `swap_count_continued` takes it); returns the count left.
+    pub(crate) fn swap_count_put(&mut self, slot: u32) -> u32 {
+        let m = self.map[slot as usize];
+        if m & COUNT_CONTINUED != 0 {
+            let rest = self.continued.get_mut(&slot).expect("COUNT_CONTINUED without a continuation");
+            *rest -= 1;
+            if *rest == 0 {
+                self.continued.remove(&slot);
+                self.map[slot as usize] &= !COUNT_CONTINUED;
+            }
+        } else {
+            debug_assert!(m & SWAP_COUNT_MASK > 0, "put on slot {slot} with count 0");
+            self.map[slot as usize] = m - 1;
+        }
+        self.count(slot)
     }
 
     #[inline]
@@ -383,6 +437,24 @@ mod tests {
         let mut a = area(4096, "hdd", 2);
         assert_eq!(a.alloc(0), Some(1));
         assert_eq!(a.alloc(1), Some(2));
+    }
+
+    #[test]
+    fn a_count_beyond_the_map_byte_continues_and_comes_back_down() {
+        let mut a = area(512, "nvme", 1);
+        let s = a.alloc(0).expect("a free slot");
+        let sharers = 3 * SWAP_MAP_MAX as u32;
+        for _ in 0..sharers {
+            a.swap_duplicate(s);
+        }
+        assert_eq!(a.count(s), sharers);
+        assert_ne!(a.map[s as usize] & COUNT_CONTINUED, 0);
+        assert_ne!(a.map[s as usize] & SWAP_HAS_CACHE, 0, "the cache flag survives the continuation");
+        for left in (0..sharers).rev() {
+            assert_eq!(a.swap_count_put(s), left);
+        }
+        assert_eq!(a.map[s as usize], SWAP_HAS_CACHE, "back to a cache-only slot, no continuation left");
+        assert_eq!(a.continued_slots().count(), 0);
     }
 
     #[test]
