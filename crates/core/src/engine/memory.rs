@@ -60,7 +60,9 @@ impl Sim {
                     None => continue,
                 }
             }
-            if resume.is_none() {
+            // Woken on pfmemalloc_wait: inside try_to_free_pages, past its throttle.
+            let throttled = self.tasks[tid as usize].pfmemalloc_woken;
+            if resume.is_none() && !throttled {
                 let free = self.nr_free();
                 if !rebalance {
                     if free > self.mem.wm.low {
@@ -71,6 +73,9 @@ impl Sim {
                 if (!rebalance || self.rebalance_tries_free_lists()) && free > self.mem.wm.min {
                     return Alloc::Frame(self.take_frame());
                 }
+            }
+            if resume.is_none() && self.throttle_direct_reclaim(tid) {
+                return Alloc::Blocked;
             }
             let DirectReclaim::Done(got) = self.direct_reclaim(tid, cpu, false, true) else { return Alloc::Blocked };
             if self.nr_free() > self.mem.wm.min {
@@ -547,6 +552,7 @@ impl Sim {
         self.io.noprogress_waiters.retain(|&t| t != victim);
         self.io.request_waiters.retain(|&(t, _)| t != victim);
         self.reclaim.isolation.waiters.retain(|&t| t != victim);
+        self.reclaim.pfmemalloc.waiters.retain(|&t| t != victim);
         for ws in self.io.frame_waiters.values_mut() {
             ws.retain(|&t| t != victim);
         }

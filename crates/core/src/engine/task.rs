@@ -80,6 +80,10 @@ pub struct Task {
     /// `wait_iff_congested`) at the era's `rebalance:`, not at the free lists of the fast
     /// path (engine/memory.rs `alloc_page`, `rebalance_tries_free_lists`).
     pub alloc_rebalance: bool,
+    /// Woken on `pfmemalloc_wait` (reclaim/pfmemalloc.rs): the retried allocation goes
+    /// straight into `do_try_to_free_pages`, as the kernel's `try_to_free_pages` does after
+    /// its throttle.
+    pub pfmemalloc_woken: bool,
     /// A swap-in whose readahead window slept in the allocator, continued on wake-up.
     pub ra_cont: Option<super::swapin_window::ReadaheadCont>,
     pub oom_killed: bool,
@@ -201,6 +205,7 @@ impl Task {
             dr_throttle_since: None,
             dr_cont: None,
             alloc_rebalance: false,
+            pfmemalloc_woken: false,
             ra_cont: None,
             oom_killed: false,
             memdie: false,

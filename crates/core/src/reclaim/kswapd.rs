@@ -141,6 +141,7 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
         sim.clear_pgdat_congested();
         sim.reclaim_cycle_end();
         let at = sim.tasks[tid as usize].clock;
+        sim.wake_pfmemalloc_waiters(at);
         let nap = sim.hz_div_10_ns();
         let ks = &mut sim.reclaim.kswapd;
         ks.active = false;
@@ -171,6 +172,12 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
     // A step always takes some time, so that kswapd cannot loop at one instant.
     sim.stats.kswapd_cpu.add(&sc.cost);
     sim.tasks[tid as usize].clock += sc.cost.total().max(1);
+    // balance_pgdat: "If the low watermark is met there is no need for processes to be
+    // throttled on pfmemalloc_wait as they should not be able to safely make forward
+    // progress. Wake them" (pfmemalloc.rs).
+    let at = sim.tasks[tid as usize].clock;
+    sim.wake_pfmemalloc_waiters(at);
+    let ks = &mut sim.reclaim.kswapd;
     if ks.priority < 1 {
         // End of one balance_pgdat run.
         if ks.reclaimed == 0 {

@@ -24,6 +24,7 @@ pub mod lru_add;
 pub mod lru_lock;
 pub mod mglru;
 mod pageout;
+pub mod pfmemalloc;
 pub mod policy;
 pub mod rstat_flush;
 pub mod timeline;
@@ -106,6 +107,8 @@ pub struct ReclaimState {
     /// 5.15-5.17's statistics flush in the classic LRU's refault path and 5.15-6.1's in its
     /// `shrink_node` (`rstat_flush.rs`).
     pub rstat: rstat_flush::RstatFlush,
+    /// Direct reclaimers throttled on the pfmemalloc reserves (`pfmemalloc.rs`).
+    pub pfmemalloc: pfmemalloc::PfmemallocWait,
 }
 
 impl ReclaimState {
@@ -117,7 +120,7 @@ impl ReclaimState {
         // The group's depth below the root: its ancestors, the root's lruvec included.
         let depth = m.memcg_limit.map_or(0, |_| m.memcg_path.as_deref().and_then(crate::config::memcg_path_depth).unwrap_or(1));
         let memcg_ancestors = lru_lock::AncestorLocks::new(depth);
-        ReclaimState { policy: Some(policy), rstat, kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, alloc_naps: 0, direct_reclaim_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), memcg_ancestors, ws_lines: workingset_lines::WorkingsetLines::new(depth), lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
+        ReclaimState { policy: Some(policy), rstat, pfmemalloc: Default::default(), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, alloc_naps: 0, direct_reclaim_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), memcg_ancestors, ws_lines: workingset_lines::WorkingsetLines::new(depth), lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
     }
 
     /// The policy, outside its own reclaim passes.

@@ -41,8 +41,8 @@ macro_rules! vmstat {
     };
 }
 
-// `pgscan_direct_throttle` is a kernel counter whose mechanism is not modelled yet
-// (`throttle_direct_reclaim` on pfmemalloc reserves): it reads 0 until that mechanism exists.
+// `pgscan_direct_throttle` counts `throttle_direct_reclaim`'s sleeps on the pfmemalloc
+// reserves (3.6+, reclaim/pfmemalloc.rs).
 // `kswapd_{low,high}_wmark_hit_quickly` count the end of kswapd's HZ/10 nap (2.6.35+;
 // reclaim/kswapd.rs) and read 0 on 2.6.28, which had no nap.
 vmstat!(
