@@ -160,7 +160,7 @@ UNITS = {"elapsed_s": "s", "elapsed_cs": "cs", "throughput_kbps": "KB/s", "ra_hi
 # The categories of `kswapd_cpu_by_category` (crates/core/src/stats/cpu.rs, same order).
 CPU_CATEGORIES = ("rmap_walk", "page_table_walk", "bloom_filter", "lru_ops", "lru_lock", "unmap_tlb_flush", "tlb_shootdown",
                   "swap_alloc", "free_page", "compression", "blk_bio_alloc", "blk_plug_merge",
-                  "blk_request_alloc", "blk_dispatch", "blk_completion", "memcg_flush")
+                  "blk_request_alloc", "blk_dispatch", "blk_completion", "memcg_flush", "anon_vma_lock")
 # kswapd_cpu_ms.CAT / kswapd_cpu_pct.CAT, and the same for direct_reclaim_cpu_*.
 _CPU = re.compile(r"^(kswapd|direct_reclaim)_cpu_(ms|pct)\.(" + "|".join(CPU_CATEGORIES) + r"|total)$")
 

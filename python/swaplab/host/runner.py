@@ -673,6 +673,9 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     # lru_lock contention: no host counter (a lock_stat kernel would be needed).
                     "lru_lock_acquisitions": None, "lru_lock_contended": None,
                     "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
+                    # 2.6.28's anon_vma->lock: no counter either.
+                    "anon_vma_lock_acquisitions": None, "anon_vma_lock_contended": None,
+                    "anon_vma_lock_reclaim_spin_s": None, "anon_vma_lock_exit_spin_s": None,
                     "lru_note_cost_walks": None, "memcg_ancestor_lock_acquisitions": None,
                     "memcg_ancestor_lock_contended": None, "memcg_ancestor_lock_spin_s": None,
                     "workingset_line_adds": None, "workingset_line_waited": None,
@@ -818,6 +821,8 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                    "cpu_iowait_s": 0.0, "iowait_pct": 0.0, "reclaim_isolated_sleeps": None,
                                    "lru_lock_acquisitions": None, "lru_lock_contended": None,
                                    "lru_lock_reclaim_spin_s": None, "lru_lock_access_spin_s": None,
+                                   "anon_vma_lock_acquisitions": None, "anon_vma_lock_contended": None,
+                                   "anon_vma_lock_reclaim_spin_s": None, "anon_vma_lock_exit_spin_s": None,
                                    "lru_note_cost_walks": None, "memcg_ancestor_lock_acquisitions": None,
                                    "memcg_ancestor_lock_contended": None, "memcg_ancestor_lock_spin_s": None,
                                    "workingset_line_adds": None, "workingset_line_waited": None,

@@ -293,11 +293,15 @@ impl Sim {
         }
         // A kv server's last replies go out (a killed one sends nothing); its client ends.
         self.kv_task_done(tid, !oom);
-        let t = &mut self.tasks[tid as usize];
+        let t = &self.tasks[tid as usize];
         let end = match t.deadline {
             Some(d) if !oom => t.clock.min(d),
             _ => t.clock,
         };
+        // exit_mmap's anon_vma_unlink waits for reclaim's walks of a shared anon_vma (2.6.28,
+        // reclaim/anon_vma_lock.rs) before the parent's wait() can see the exit.
+        let end = end + self.anon_vma_unlink_wait(tid, end);
+        let t = &mut self.tasks[tid as usize];
         t.end = end;
         if !oom {
             // The request being served when the program ended is complete.

@@ -14,6 +14,7 @@
 //! the pages every pass held isolated stay visible to the others for as long as it held them
 //! (`isolation.rs`).
 
+pub mod anon_vma_lock;
 pub mod bailout;
 pub mod change_sums;
 pub mod classic;
@@ -98,6 +99,8 @@ pub struct ReclaimState {
     /// The `lru_lock` of each memory cgroup above the tasks' group, which the classic LRU's
     /// `lru_note_cost` takes in turn (`lru_lock.rs`).
     pub memcg_ancestors: lru_lock::AncestorLocks,
+    /// 2.6.28's `anon_vma->lock` of each shared anon_vma (`anon_vma_lock.rs`).
+    pub anon_vma_locks: anon_vma_lock::AnonVmaLocks,
     /// The lines of the group's workingset counters (`workingset_lines.rs`).
     pub ws_lines: workingset_lines::WorkingsetLines,
     /// The CPUs' LRU-add batches (`folio_add_lru`).
@@ -120,7 +123,7 @@ impl ReclaimState {
         // The group's depth below the root: its ancestors, the root's lruvec included.
         let depth = m.memcg_limit.map_or(0, |_| m.memcg_path.as_deref().and_then(crate::config::memcg_path_depth).unwrap_or(1));
         let memcg_ancestors = lru_lock::AncestorLocks::new(depth);
-        ReclaimState { policy: Some(policy), rstat, pfmemalloc: Default::default(), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, alloc_naps: 0, direct_reclaim_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), memcg_ancestors, ws_lines: workingset_lines::WorkingsetLines::new(depth), lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
+        ReclaimState { policy: Some(policy), rstat, pfmemalloc: Default::default(), kswapd_failures: 0, kswapd: Default::default(), pages_scanned: 0, pgdat_dirty: false, pgdat_writeback: false, pgdat_congested: false, writeback_sleeps: Default::default(), folio_writeback_waits: 0, vm_writeout_naps: 0, kswapd_vm_writeout_naps: 0, alloc_naps: 0, direct_reclaim_naps: 0, all_unreclaimable: false, current: None, isolation: Default::default(), lru_lock: Default::default(), anon_vma_locks: Default::default(), memcg_ancestors, ws_lines: workingset_lines::WorkingsetLines::new(depth), lru_add: Default::default(), tlb: tlb_flush::TlbBatch::new(tlb_flush::FlushMode::of(cfg), cfg.config.kernel.lazy_mm_cpumask) }
     }
 
     /// The policy, outside its own reclaim passes.

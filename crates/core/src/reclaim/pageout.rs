@@ -146,8 +146,12 @@ impl Sim {
                 self.check_references_lru_gen(gen, f, &mut batch.cost)
             }
             None => {
+                let at = sc.clock() + batch.cost.total();
                 let (v, walks, young) = self.check_references(f);
-                batch.cost.charge(Cat::RmapWalk, walks as u64 * self.costs.rmap_walk_ns + self.xen_clear_young_ns(young));
+                let walk_ns = walks as u64 * self.costs.rmap_walk_ns + self.xen_clear_young_ns(young);
+                // page_referenced_anon holds the anon_vma's lock for the whole walk (2.6.28).
+                self.anon_vma_lock_walk(sc, fr.owner_kind(), fr.owner, at, walk_ns, &mut batch.cost);
+                batch.cost.charge(Cat::RmapWalk, walk_ns);
                 v
             }
         };
@@ -164,9 +168,13 @@ impl Sim {
         if self.folio_mapped(f) {
             // One page_vma_mapped_walk per VMA visited, one PTE clear and local flush per
             // mapping; other CPUs' TLBs are flushed per batch (4.3+) or at once (tlb_flush.rs).
+            let at = sc.clock() + batch.cost.total();
             let (visits, unmapped, own) = self.try_to_unmap(f);
-            batch.cost.charge(Cat::RmapWalk, visits as u64 * self.costs.rmap_walk_ns);
-            batch.cost.charge(Cat::Unmap, unmapped as u64 * self.costs.unmap_ns + self.xen_unmap_ns(unmapped, own));
+            let (walk_ns, unmap_ns) = (visits as u64 * self.costs.rmap_walk_ns, unmapped as u64 * self.costs.unmap_ns + self.xen_unmap_ns(unmapped, own));
+            // try_to_unmap_anon holds the anon_vma's lock for the walk and the unmaps (2.6.28).
+            self.anon_vma_lock_walk(sc, fr.owner_kind(), fr.owner, at, walk_ns + unmap_ns, &mut batch.cost);
+            batch.cost.charge(Cat::RmapWalk, walk_ns);
+            batch.cost.charge(Cat::Unmap, unmap_ns);
             self.try_to_unmap_flush_unless_batched(&mut batch.cost);
         }
         if self.mem.frames[f as usize].owner_kind() == Owner::Shmem {

@@ -28,7 +28,8 @@
 //!   (device/blk.rs): bio allocation, plug and merge, request allocation and tag, dispatch,
 //!   completion interrupt and softirq — each the device's named per-request cost.
 //! * Waiting for `lru_lock` is spinning, so it is CPU: its own category (`lru_lock`, with the
-//!   cache-line hand-off), apart from the work done under the lock (`lru_ops`).
+//!   cache-line hand-off), apart from the work done under the lock (`lru_ops`); so is waiting
+//!   for 2.6.28's `anon_vma->lock` (`anon_vma_lock`), apart from the walk under it (`rmap_walk`).
 //! * The shootdown of other CPUs' TLB entries after unmapping is its own category
 //!   (`tlb_shootdown`: sending the IPIs and waiting for the acks), apart from clearing the
 //!   PTEs (`unmap_tlb_flush`); what the IPIs cost the CPUs they interrupt is charged to the
@@ -76,10 +77,13 @@ pub enum CpuCategory {
     /// The classic `shrink_node`'s `mem_cgroup_flush_stats()` (5.15-6.1,
     /// reclaim/rstat_flush.rs): the walk of every CPU's rstat updates.
     MemcgFlush,
+    /// Spinning on 2.6.28's `anon_vma->lock`, held by another reclaimer's rmap walk of the
+    /// same anon_vma (reclaim/anon_vma_lock.rs). The walk under it is `rmap_walk`.
+    AnonVmaLock,
 }
 
 impl CpuCategory {
-    pub const ALL: [CpuCategory; 16] = [
+    pub const ALL: [CpuCategory; 17] = [
         CpuCategory::RmapWalk,
         CpuCategory::PageTableWalk,
         CpuCategory::BloomFilter,
@@ -96,6 +100,7 @@ impl CpuCategory {
         CpuCategory::BlkDispatch,
         CpuCategory::BlkCompletion,
         CpuCategory::MemcgFlush,
+        CpuCategory::AnonVmaLock,
     ];
 
     /// The block layer's stages, in the order a request goes through them.
@@ -121,6 +126,7 @@ impl CpuCategory {
             CpuCategory::BlkDispatch => "blk_dispatch",
             CpuCategory::BlkCompletion => "blk_completion",
             CpuCategory::MemcgFlush => "memcg_flush",
+            CpuCategory::AnonVmaLock => "anon_vma_lock",
         }
     }
 }

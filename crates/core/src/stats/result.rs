@@ -172,6 +172,14 @@ pub struct Summary {
     pub lru_lock_contended: u64,
     pub lru_lock_reclaim_spin_s: f64,
     pub lru_lock_access_spin_s: f64,
+    /// 2.6.28's `anon_vma->lock` (reclaim/anon_vma_lock.rs): acquisitions by reclaim's rmap
+    /// walks of a shared anon_vma and by exits unlinking from one, those that found it held,
+    /// and the time spun by reclaimers (also their `anon_vma_lock` CPU category) and by
+    /// exiting tasks. No host counter gives these.
+    pub anon_vma_lock_acquisitions: u64,
+    pub anon_vma_lock_contended: u64,
+    pub anon_vma_lock_reclaim_spin_s: f64,
+    pub anon_vma_lock_exit_spin_s: f64,
     /// The classic LRU's `lru_note_cost` walks up the memory cgroup hierarchy
     /// (reclaim/lru_lock.rs): walks that took a lock, and the acquisitions of the ancestors'
     /// `lru_lock`s (`machine.memcg_path`), those that found one held and the CPU time spun

@@ -274,6 +274,7 @@ impl ClassicLru {
         let mut exec_kept = 0u64;
         let mut walks = 0u64;
         let mut young = 0u32;
+        let mut lock_cost = CpuCost::default();
         let mut folio = Vec::new();
         while taken < n {
             folio.clear();
@@ -282,7 +283,13 @@ impl ClassicLru {
                 break;
             }
             taken += nr;
+            let fr = sim.mem.frames[folio[0] as usize];
             let r = sim.folio_referenced(folio[0]);
+            // page_referenced_anon holds the anon_vma's lock for the whole walk (2.6.28); the
+            // walks run one after another from the pass's clock, charged after the loop.
+            let walk_ns = r.walks as u64 * sim.costs.rmap_walk_ns + sim.xen_clear_young_ns(r.young);
+            let at = isolated_from + walks * sim.costs.rmap_walk_ns + lock_cost.total();
+            sim.anon_vma_lock_walk(sc, fr.owner_kind(), fr.owner, at, walk_ns, &mut lock_cost);
             walks += r.walks as u64;
             young += r.young;
             if r.ptes > 0 {
@@ -319,6 +326,7 @@ impl ClassicLru {
         sim.lru_lock_in_reclaim(sc, taken);
         sc.cost.charge(CpuCategory::LruOps, taken * sim.costs.scan_page_ns);
         sc.cost.charge(CpuCategory::RmapWalk, walks * sim.costs.rmap_walk_ns + sim.xen_clear_young_ns(young));
+        sc.cost.add(&lock_cost);
         if taken > 0 {
             sim.lru_lock_in_reclaim(sc, taken);
         }
