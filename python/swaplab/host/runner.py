@@ -694,7 +694,9 @@ def _result(resolved, devices, ra_mode, group, v0, v1, st0, st1, swap_peak, disk
                     "memcg_reclaim_flush_s": None,
                     # Reclaim's congestion_wait naps by who took them: no kernel counter.
                     "congestion_naps_alloc": None, "congestion_naps_direct_reclaim": None,
-                    "congestion_naps_kswapd": None},
+                    "congestion_naps_kswapd": None,
+                    # Xen steal (the simulator's Xen PV guests only): the host is not one.
+                    "cpu_steal_s": None, "steal_stretches": None},
     }
 
 
@@ -834,5 +836,6 @@ def _oom_result(text, source, overrides, ooms, opts) -> Dict[str, Any]:
                                    "memcg_rstat_updater_spin_s": None, "memcg_reclaim_flushes": None,
                                    "memcg_reclaim_flush_skipped": None, "memcg_reclaim_flush_s": None,
                                    "congestion_naps_alloc": None,
-                                   "congestion_naps_direct_reclaim": None, "congestion_naps_kswapd": None},
+                                   "congestion_naps_direct_reclaim": None, "congestion_naps_kswapd": None,
+                                   "cpu_steal_s": None, "steal_stretches": None},
     }

@@ -178,6 +178,28 @@ pub struct Machine {
     /// the guest was PV (seed 002: "a 2.6.32 pv_ops kernel (PV, not in a VMX container)").
     #[serde(default)]
     pub xen_pv: bool,
+    /// Xen PV (`machine.xen_pv`): how often, on average, dom0 or Xen's own work takes the
+    /// guest's physical CPU from its vCPU (a Poisson process drawn from the run's seed,
+    /// engine/steal.rs); 0 turns steal off. **Estimate**, no published figure for an idle
+    /// 2010 Xen host was found: on a machine with "no other activity", dom0's periodic timer
+    /// tick and daemons (xenstored, xenconsoled, xend's polling) and Xen's per-CPU softirqs
+    /// (the credit scheduler's 10 ms tick, its 30 ms accounting, the 1 s time calibration)
+    /// wake there every few to tens of milliseconds: 10 ms.
+    #[serde(default = "default_xen_dom0_interval")]
+    pub xen_dom0_interval: Duration,
+    /// Xen PV: how long such a wake-up keeps the guest's vCPU off its CPU, on average
+    /// (exponential; at most one 10 ms credit scheduler tick, engine/steal.rs). **Estimate**:
+    /// two Xen context switches (a few microseconds each on 2009 hardware) and a short
+    /// handler in dom0 or Xen: 20 us, so that dom0 takes 0.2% of the guest's CPU.
+    #[serde(default = "default_xen_dom0_burst")]
+    pub xen_dom0_burst: Duration,
+}
+
+fn default_xen_dom0_interval() -> Duration {
+    Duration(10_000_000)
+}
+fn default_xen_dom0_burst() -> Duration {
+    Duration(20_000)
 }
 
 /// `machine.arch`.

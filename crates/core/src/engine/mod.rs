@@ -40,6 +40,7 @@ pub mod requests;
 mod sched;
 mod swapin_window;
 mod task;
+pub(crate) mod steal;
 pub(crate) mod tick;
 mod user;
 
@@ -93,6 +94,8 @@ pub struct Sim {
     /// 2.6.32: the guest's tick boundaries, on which its `schedule_timeout` naps end
     /// (`tick.rs`); None: naps last exactly their timeout.
     pub(crate) tick: Option<tick::Tick>,
+    /// Xen PV: when dom0 has the guest's physical CPUs (`steal.rs`); None elsewhere.
+    pub(crate) steal: Option<steal::Steal>,
     sample_interval: u64,
     global_deadline: Option<u64>,
     pub(crate) user_tasks_left: usize,
@@ -132,6 +135,7 @@ impl Sim {
             kswapd: 0,
             jiffy_ns: 1_000_000_000 / c.kernel.hz as u64,
             tick: crate::config::era_2_6_32(&c.kernel.profile).then(|| tick::Tick::for_run(c.seed, 1_000_000_000 / c.kernel.hz as u64)),
+            steal: c.machine.xen_pv.then(|| steal::Steal::new(c.seed, c.machine.cpus as usize, c.machine.xen_dom0_interval.0, c.machine.xen_dom0_burst.0)).flatten(),
             sample_interval: c.sim.sample_interval.0,
             global_deadline: c.sim.time_limit.map(|d| d.0),
             user_tasks_left: 0,

@@ -155,6 +155,8 @@ impl Sim {
             congestion_naps_alloc: self.reclaim.alloc_naps,
             congestion_naps_direct_reclaim: self.reclaim.direct_reclaim_naps,
             congestion_naps_kswapd: self.reclaim.kswapd.naps,
+            cpu_steal_s: self.steal.as_ref().map_or(0.0, |s| s.total_ns as f64 / 1e9),
+            steal_stretches: self.steal.as_ref().map_or(0, |s| s.hits),
         }
     }
 

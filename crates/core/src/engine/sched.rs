@@ -156,6 +156,10 @@ impl Sim {
     }
 
     fn dispatch(&mut self, cpu: usize, tid: u32, at: u64) {
+        if let Some(steal) = self.steal.as_mut() {
+            // What dom0 took while the vCPU had nothing to run delayed nothing (steal.rs).
+            steal.settle_idle(cpu, at);
+        }
         let slice = self.sched.slice;
         let t = &mut self.tasks[tid as usize];
         t.clock = t.clock.max(at);
@@ -177,7 +181,9 @@ impl Sim {
 
     /// The task on `cpu` stops running (blocked, sleeping, done): hand the CPU on.
     pub(crate) fn release_cpu(&mut self, cpu: usize, at: u64) {
+        let mut at = at;
         if let Some(prev) = self.sched.cpus[cpu] {
+            at = self.charge_steal(cpu, prev, at);
             self.account_exec(prev, at);
         }
         self.sched.cpus[cpu] = None;
@@ -194,11 +200,19 @@ impl Sim {
         let Some(tid) = self.sched.cpus[cpu] else { return };
         self.mem.cpu = cpu;
         let now = self.now;
-        let (clock, slice_end) = {
+        let clock = {
             let t = &mut self.tasks[tid as usize];
             t.clock = t.clock.max(now);
-            (t.clock, t.slice_end)
+            t.clock
         };
+        // Xen PV: dom0 had the CPU in the meantime, or has it now (steal.rs): the task goes on
+        // when the vCPU runs again, after the events before that.
+        if self.charge_steal(cpu, tid, clock) > clock {
+            let c = self.tasks[tid as usize].clock;
+            self.push(c, Ev::Cpu(cpu as u32, self.sched.cpu_token[cpu]));
+            return;
+        }
+        let slice_end = self.tasks[tid as usize].slice_end;
         // Preempt at the end of the slice when others wait for a CPU.
         if clock >= slice_end && !self.sched.runq.is_empty() {
             self.account_exec(tid, clock);
@@ -227,6 +241,23 @@ impl Sim {
                 self.reclaim.lru_lock.running = None;
             }
         }
+    }
+
+    /// Xen PV steal (steal.rs): the stolen stretches since `cpu`'s time was last settled,
+    /// charged to `tid`, which has run on it to `at`. Returns when its work really ended; the
+    /// task's clock, and its exec start and slice end with it (2.6.32's `xen_sched_clock`
+    /// counts running time only, so CFS does not charge the stolen time), move by as much.
+    fn charge_steal(&mut self, cpu: usize, tid: u32, at: u64) -> u64 {
+        let Some(steal) = self.steal.as_mut() else { return at };
+        let end = steal.charge(cpu, at);
+        let stolen = end - at;
+        if stolen > 0 {
+            let t = &mut self.tasks[tid as usize];
+            t.clock = t.clock.max(end);
+            t.exec_start += stolen;
+            t.slice_end += stolen;
+        }
+        end
     }
 
     /// How far a running task may go before it must return to the event loop: the next

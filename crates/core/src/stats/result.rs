@@ -232,6 +232,11 @@ pub struct Summary {
     pub congestion_naps_alloc: u64,
     pub congestion_naps_direct_reclaim: u64,
     pub congestion_naps_kswapd: u64,
+    /// Xen PV (`machine.xen_pv`): time the guest's tasks waited while dom0 had their physical
+    /// CPU (/proc/stat's steal column, summed over vCPUs), and in how many stolen stretches
+    /// (engine/steal.rs). 0 on a machine that is not a Xen guest.
+    pub cpu_steal_s: f64,
+    pub steal_stretches: u64,
 }
 
 #[derive(Clone, Debug, Serialize)]
