@@ -64,7 +64,8 @@
 //! level holds its lock for `lru_note_cost_ns` of work plus the hand-off.
 //!
 //! Not modelled: 2.6.28's `activate_page` taking the lock per page, the `i_pages` xarray lock
-//! and anon_vma / i_mmap rwsems (reader-shared in reclaim), the ancestors' `nonresident_age`
+//! and the 3.9+ anon_vma / i_mmap rwsems (reader-shared in reclaim; 2.6.28's exclusive
+//! anon_vma spinlock is reclaim/anon_vma_lock.rs, built on this lock's timeline), the ancestors' `nonresident_age`
 //! atomics of `workingset_age_nonresident` (same cache line as their `lru_lock`, no lock),
 //! the 6.17+ note's work inside the put-back's hold, and the cost a spinning CPU's
 //! line-polling adds to the holder.
