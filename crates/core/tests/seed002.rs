@@ -104,6 +104,41 @@ fn under_2_6_32_brd_is_a_disk_to_swap_and_nonrot_changes_nothing() {
     assert!(err.contains("queue_nonrot") && err.contains("expected boolean"), "{err}");
 }
 
+/// brd is bio-based: every swap page is its own bio, which `brd_make_request` copies and ends
+/// alone (no request queue, so nothing merges a readahead window's bios into a request), and
+/// each pays the bio's block-layer cost. Frontswap in front of the same ramdisk then moves
+/// exactly the same pages (seed 002: "the number of pages read and written to ramswap vs
+/// frontswap should be identical"), and when a hypercall plus its copy costs what a bio plus
+/// brd's copy costs the two runs are the same run: frontswap's effect is the per-page cost
+/// difference and nothing else. Before, the model merged brd's readahead reads 8 pages to a
+/// request, so a swap-in cost the ramdisk a quarter of what it cost frontswap, and the two
+/// variants' runs parted (seed 002's ramswap+frontswap came out 32% slower than ramswap).
+#[test]
+fn brd_serves_each_swap_page_as_its_own_bio_so_frontswap_at_the_same_per_page_cost_is_the_same_run() {
+    let text = fill_verify("2.6.32", "ramdisk");
+    let brd = run_checked(&text, &[]);
+    let d = &brd.devices[0];
+    assert!(d.pages_read > 1000 && v(&brd, "swap_ra") > 0, "the verify pass reads windows from brd");
+    assert_eq!(d.requests, d.pages_read + d.pages_written, "one bio per page, none merged");
+    // The ramdisk's per-page CPU: bio, submission and inline completion, plus its copy.
+    let p = &brd.config.swap_devices[0].params;
+    let bio_ns = p.bio_alloc_ns + p.plug_merge_ns + p.completion_ns;
+    assert_eq!(p.sync_read_cpu_ns, p.sync_write_cpu_ns);
+    // Frontswap with a hypercall as dear as the bio and the same copy.
+    let same_cost = [
+        "frontswap.capacity=\"64MiB\"".to_string(),
+        format!("frontswap.hypercall_ns={bio_ns}"),
+        format!("frontswap.copy_ns={}", p.sync_read_cpu_ns),
+    ];
+    let same_cost: Vec<&str> = same_cost.iter().map(String::as_str).collect();
+    let fs = run_checked(&text, &same_cost);
+    let store = &fs.store.as_ref().expect("frontswap").debugfs;
+    assert_eq!(store["failed_stores"], 0);
+    assert_eq!((store["succ_stores"], store["loads"]), (v(&brd, "pswpout"), v(&brd, "pswpin")), "the same pages move");
+    assert_eq!(fs.elapsed_ns, brd.elapsed_ns, "the same run");
+    assert_eq!(v(&fs, "allocstall"), v(&brd, "allocstall"));
+}
+
 #[test]
 fn pages_freed_onto_per_cpu_lists_leave_2_6_32_napping_in_iowait_swapping_to_ram() {
     // 2.6.32 frees reclaimed pages onto the CPU's per-CPU list, which the min-watermark check

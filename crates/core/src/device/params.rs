@@ -323,6 +323,8 @@ impl DeviceParams {
             },
             // brd: RAM behind the block layer. Synchronous (§1.7 lists brd), so the copy runs in
             // the caller; the block layer's per-request cost is what seed 002 measures.
+            // brd is bio-based (`DeviceParams::bio_based`): its "requests" are bios, which
+            // swap builds one per page and a file's readahead several pages long.
             "ramdisk" => DeviceParams {
                 source: "brd ramdisk: 4 KiB memcpy ~0.5 us plus the block layer's per-request cost".into(),
                 rotational: false,
@@ -369,6 +371,17 @@ impl DeviceParams {
     }
 
     pub const PRESETS: [&'static str; 5] = ["hdd", "sata-ssd", "nvme", "ramdisk", "zram"];
+
+    /// A make_request (bio-based) driver: the synchronous devices behind the block layer,
+    /// brd (`blk_queue_make_request(q, brd_make_request)` from its first version, 2.6.25;
+    /// `submit_bio` in its fops today) and pmem. Every bio goes to the driver alone, which
+    /// copies and ends it: merging bios into requests is the request queue's
+    /// (`__make_request`'s elevator merge, `blk_attempt_plug_merge`), which such a driver never
+    /// reaches. So what reaches it in one piece is one bio: a file's readahead builds bios of
+    /// many pages (`mpage_readpages`), swap one bio per page (`get_swap_bio`; swap/io.rs).
+    pub fn bio_based(&self) -> bool {
+        self.synchronous && self.block_layer
+    }
 
     pub fn validate(&self) -> Result<(), String> {
         if self.parallelism == 0 {

@@ -212,7 +212,12 @@ impl Sim {
             return cpu_ns;
         }
         self.stats.vm.pswpin += 1;
-        let m = self.swap.areas[dev].device.params.max_request_pages;
+        // Swap reads one page per bio (`get_swap_bio`; 2.6.32's `swap_readpage` submits each
+        // readahead page's at once). A request queue merges neighbouring bios into one
+        // request; a bio-based driver (brd) gets each bio alone and pays the block layer for
+        // each, so its pages do not merge.
+        let p = &self.swap.areas[dev].device.params;
+        let m = if p.bio_based() { 1 } else { p.max_request_pages };
         plugs.plugs[dev].add(slot as u64, false, f, m);
         0
     }
