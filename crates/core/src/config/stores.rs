@@ -147,14 +147,20 @@ impl Default for ContentSpec {
 fn default_tmem() -> String {
     "tmem".into()
 }
-/// A Xen hypercall round trip on 2010 hardware (~1 µs: Magenheimer's tmem papers give
-/// "about a microsecond" per call; kernel-algorithms.md §6.3 lists it as to calibrate).
+/// A tmem hypercall on 2010 hardware, everything but the page copy: the guest's entry into
+/// Xen and back, and tmem's own work (pool and object lookup, the page descriptor's
+/// allocation, its radix-tree insert or lookup, its locks). ~1 µs is an **estimate**: no
+/// published per-call figure for 2009-2010 hardware was found (searched again in session 39;
+/// kernel-algorithms.md §6.3 lists it as to calibrate).
 fn default_hypercall_ns() -> u64 {
     1_000
 }
-/// Copying one 4 KiB page between guest and hypervisor at ~4 GB/s (2010 memcpy bandwidth).
+/// The page copy of a put or get: Xen copies the guest's frame to or from a page of its own
+/// heap (`tmh_copy_from_client` / `tmh_copy_to_client`), the same 4 KiB `memcpy` between two
+/// frames of the host's RAM as brd's copy, so the same figure
+/// (`device::params::PAGE_COPY_NS`). Until session 39 it was 1 µs here against brd's 0.5 µs.
 fn default_copy_ns() -> u64 {
-    1_000
+    crate::device::params::PAGE_COPY_NS
 }
 
 /// One step of the hypervisor's free memory: from `at` on, frontswap may hold `size`.
