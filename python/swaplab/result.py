@@ -39,6 +39,11 @@ def flatten_task(t: Dict[str, Any]) -> Dict[str, Any]:
                     row.update({f"direct_reclaim_pages_per_call_{p}": x for p, x in v.items()})
                 else:
                     row[f"direct_reclaim_{k}"] = v
+        elif key == "touch_kinds":
+            # touch_kind_major_touches, touch_kind_major_p50, ... (latency, ns)
+            for kind, stats in value.items():
+                row[f"touch_kind_{kind}_touches"] = stats["touches"]
+                row.update({f"touch_kind_{kind}_{p.replace('.', '_')}": x for p, x in stats["latency_ns"].items()})
         elif key == "requests":
             # requests_ops, requests_ops_per_s, ..., request_p50 (latency, ns)
             for k, v in value.items():

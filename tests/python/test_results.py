@@ -157,3 +157,15 @@ def test_ctrl_c_while_the_pool_starts_exits_130_once(tmp_path, command, nth_fork
     assert proc.stderr.count("interrupted") == 1, proc.stderr
     if command == "reproduce":
         assert not (tmp_path / "out").exists() or os.listdir(tmp_path / "out") == []
+
+
+def test_touch_kinds_file_every_touch_and_flatten_to_columns(small_toml):
+    res = swaplab.simulate(small_toml)
+    task = res.raw["tasks"][0]
+    kinds = task["touch_kinds"]
+    assert sum(k["touches"] for k in kinds.values()) == task["touches"]
+    assert kinds["new_page"]["touches"] > 0, kinds
+    from swaplab.result import flatten_task
+    row = flatten_task(task)
+    assert row["touch_kind_new_page_touches"] == kinds["new_page"]["touches"]
+    assert row["touch_kind_new_page_p99_9"] == kinds["new_page"]["latency_ns"]["p99.9"]

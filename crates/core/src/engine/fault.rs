@@ -7,6 +7,7 @@ use super::Sim;
 use crate::config::MappingKind;
 use crate::mm::*;
 use super::swapin_window::WindowEnd;
+use crate::stats::touch_kinds::TouchKind;
 use crate::workload::Touch;
 
 pub(crate) enum Outcome {
@@ -107,6 +108,7 @@ impl Sim {
         if pte == 0 || pte & PTE_ZERO != 0 {
             // First write: a new zeroed anonymous page (do_anonymous_page, or the copy-on-write
             // break of the zero page).
+            self.tasks[tid as usize].touch_kinds.mark(TouchKind::NewPage);
             let f = alloc_or_return!(self, tid, cpu);
             self.add_new_anon_folio(f, v, touch.page);
             let w = if touch.write { PTE_DIRTY } else { 0 };
@@ -244,10 +246,12 @@ impl Sim {
             // Read still in flight: sleep on the folio lock and retry the fault, as
             // folio_lock_or_retry does (PG_readahead is already clear, so the retry's
             // lookup does not count the hit again).
+            self.tasks[tid as usize].touch_kinds.mark(TouchKind::CacheHitWaited);
             self.wait_on_frame(tid, f);
             return Outcome::Blocked;
         }
         let major = std::mem::take(&mut self.tasks[tid as usize].fault_was_major);
+        self.tasks[tid as usize].touch_kinds.mark(TouchKind::CacheHit);
         self.map_swapped_in(tid, v, page, f, dev, slot, touch.write, shmem);
         // A major fault paid `major_fault_cpu_ns` before it slept on its read; its retry
         // finds the folio in the swap cache and maps it, a cache hit's work, as a file
@@ -284,6 +288,7 @@ impl Sim {
     /// place, mapped, and its slot (count 1, no cache) freed.
     fn swapin_bypassing_cache(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch, (dev, slot): (usize, u32)) -> Outcome {
         let page = touch.page as usize;
+        self.tasks[tid as usize].touch_kinds.mark(TouchKind::Major);
         let f = alloc_or_return!(self, tid, cpu);
         self.mem.frames[f as usize].flags |= PG_SWAPBACKED;
         let shadow = self.swap.areas[dev].shadow[slot as usize];
@@ -314,6 +319,7 @@ impl Sim {
     fn swapin_with_readahead(&mut self, tid: u32, cpu: usize, v: u32, touch: Touch, entry: u64, shmem: bool) -> Outcome {
         let (dev, slot) = (swp_dev(entry), swp_slot(entry));
         let fault_vpn = self.mem.vmas[v as usize].start_vpn + touch.page as u64;
+        self.tasks[tid as usize].touch_kinds.mark(TouchKind::Major);
         let target = alloc_or_return!(self, tid, cpu);
         if !shmem {
             // do_swap_page contends for the swap token before the read.

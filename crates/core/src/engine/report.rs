@@ -186,6 +186,7 @@ fn task_result(t: &Task) -> TaskResult {
         major_faults: t.major_faults,
         touch_latency_ns: t.touch_hist.percentiles(),
         fault_latency_ns: t.fault_hist.percentiles(),
+        touch_kinds: t.touch_kinds.report(),
         direct_reclaim: DirectReclaimStats {
             calls: t.dr_calls,
             stall_ns: t.dr_stall_ns,

@@ -67,6 +67,8 @@ pub struct Task {
     pub major_faults: u64,
     pub touch_hist: Histogram,
     pub fault_hist: Histogram,
+    /// `touch_hist` by what each touch met (stats/touch_kinds.rs).
+    pub touch_kinds: crate::stats::touch_kinds::TouchKinds,
     pub dr_calls: u64,
     pub dr_stall_ns: u64,
     pub dr_pages: u64,
@@ -197,6 +199,7 @@ impl Task {
             major_faults: 0,
             touch_hist: Histogram::default(),
             fault_hist: Histogram::default(),
+            touch_kinds: Default::default(),
             dr_calls: 0,
             dr_stall_ns: 0,
             dr_pages: 0,

@@ -96,6 +96,7 @@ impl Sim {
         t.clock = clock;
         t.touches += resident;
         t.touch_hist.record_n(touch_ns, resident);
+        t.touch_kinds.record_resident(touch_ns, resident);
         out
     }
 
@@ -186,6 +187,7 @@ impl Sim {
                 // A message or buffered I/O (engine/ipc.rs).
                 Step::Op(op) => match self.run_op(tid, cpu, op) {
                     Outcome::Done => {
+                        self.tasks[tid as usize].touch_kinds.clear();
                         if self.dirty_pause(tid, cpu) {
                             return;
                         }
@@ -224,6 +226,7 @@ impl Sim {
                     let lat = t.clock - start;
                     t.fault_hist.record(lat);
                     t.touch_hist.record(lat + touch_ns);
+                    t.touch_kinds.record(lat + touch_ns);
                     t.touches += 1;
                     t.clock += touch_ns + compute;
                     t.fault_was_major = false;

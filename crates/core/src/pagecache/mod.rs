@@ -293,6 +293,7 @@ impl Sim {
         if ent & PTE_PRESENT == 0 {
             // Not in the page cache at all: a major fault (filemap_fault counts PGMAJFAULT here).
             self.tasks[tid as usize].fault_was_major = true;
+            self.tasks[tid as usize].touch_kinds.mark(crate::stats::touch_kinds::TouchKind::Major);
             let mut ra = self.mem.objects[obj].ra;
             let req = readahead::mmap_sync_ra(&mut ra, page, advice, &self.page_cached(obj));
             self.mem.objects[obj].ra = ra;

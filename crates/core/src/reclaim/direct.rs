@@ -81,6 +81,7 @@ impl Sim {
     /// can sleep (not a page-cache readahead page or a readahead page's memory-cgroup charge,
     /// which are dropped rather than waited for).
     pub(crate) fn direct_reclaim(&mut self, tid: u32, cpu: usize, memcg: bool, may_nap: bool) -> DirectReclaim {
+        self.tasks[tid as usize].touch_kinds.mark(crate::stats::touch_kinds::TouchKind::DirectReclaim);
         let mut run = self.resume_direct_reclaim(tid, cpu, memcg, may_nap);
         // A batch this task held isolated across a full request queue is finished with.
         self.reclaim.isolation.release(tid, run.start);

@@ -1,16 +1,23 @@
 //! Log-linear latency histogram: exact below 64 ns, then 64 sub-buckets per power of two
-//! (1/64 relative resolution), over the whole u64 range, in 4 KiB of counters. Recording is
-//! a few instructions, so every touch and fault can be recorded.
+//! (1/64 relative resolution), over the whole u64 range, in 30 KiB of counters. Recording is
+//! a few instructions, so every touch and fault can be recorded. A coarse histogram
+//! (`Histogram::coarse`, 8 sub-buckets: 1/8 resolution in 4 KiB) serves breakdowns a task keeps
+//! several of (stats/touch_kinds.rs).
 
 use serde::Serialize;
 
 const SUB_BITS: u32 = 6;
-const SUB: u64 = 1 << SUB_BITS;
-const BUCKETS: usize = ((64 - SUB_BITS as usize) + 1) * SUB as usize;
+const COARSE_SUB_BITS: u32 = 3;
+
+/// Counters for `sub_bits` sub-buckets per power of two over the u64 range.
+const fn buckets(sub_bits: u32) -> usize {
+    ((64 - sub_bits as usize) + 1) << sub_bits
+}
 
 #[derive(Clone, Debug)]
 pub struct Histogram {
     counts: Vec<u64>,
+    sub_bits: u32,
     n: u64,
     sum: u128,
     max: u64,
@@ -18,30 +25,31 @@ pub struct Histogram {
 
 impl Default for Histogram {
     fn default() -> Self {
-        Histogram { counts: vec![0; BUCKETS], n: 0, sum: 0, max: 0 }
+        Histogram::with_sub_bits(SUB_BITS)
     }
 }
 
 #[inline]
-fn bucket(v: u64) -> usize {
-    if v < SUB {
+fn bucket(v: u64, sub_bits: u32) -> usize {
+    let sub_n = 1u64 << sub_bits;
+    if v < sub_n {
         v as usize
     } else {
-        let exp = 63 - v.leading_zeros(); // >= SUB_BITS
-        let shift = exp - SUB_BITS;
-        let sub = (v >> shift) - SUB; // 0..SUB
-        ((shift as u64 + 1) * SUB + sub) as usize
+        let exp = 63 - v.leading_zeros(); // >= sub_bits
+        let shift = exp - sub_bits;
+        let sub = (v >> shift) - sub_n; // 0..sub_n
+        ((shift as u64 + 1) * sub_n + sub) as usize
     }
 }
 
 /// Smallest value that falls in bucket `b` (used as the reported percentile value).
-fn bucket_low(b: usize) -> u64 {
-    let b = b as u64;
-    if b < SUB {
+fn bucket_low(b: usize, sub_bits: u32) -> u64 {
+    let (b, sub_n) = (b as u64, 1u64 << sub_bits);
+    if b < sub_n {
         b
     } else {
-        let shift = b / SUB - 1;
-        (SUB + b % SUB) << shift
+        let shift = b / sub_n - 1;
+        (sub_n + b % sub_n) << shift
     }
 }
 
@@ -57,9 +65,18 @@ pub struct Percentiles {
 }
 
 impl Histogram {
+    fn with_sub_bits(sub_bits: u32) -> Self {
+        Histogram { counts: vec![0; buckets(sub_bits)], sub_bits, n: 0, sum: 0, max: 0 }
+    }
+
+    /// A histogram of 1/8 relative resolution (exact below 8 ns) in 4 KiB of counters.
+    pub fn coarse() -> Self {
+        Histogram::with_sub_bits(COARSE_SUB_BITS)
+    }
+
     #[inline]
     pub fn record(&mut self, v: u64) {
-        self.counts[bucket(v)] += 1;
+        self.counts[bucket(v, self.sub_bits)] += 1;
         self.n += 1;
         self.sum += v as u128;
         if v > self.max {
@@ -73,7 +90,7 @@ impl Histogram {
         if count == 0 {
             return;
         }
-        self.counts[bucket(v)] += count;
+        self.counts[bucket(v, self.sub_bits)] += count;
         self.n += count;
         self.sum += v as u128 * count as u128;
         if v > self.max {
@@ -98,7 +115,7 @@ impl Histogram {
         for (b, &c) in self.counts.iter().enumerate() {
             seen += c;
             if seen >= rank {
-                return bucket_low(b).min(self.max);
+                return bucket_low(b, self.sub_bits).min(self.max);
             }
         }
         self.max
@@ -124,11 +141,15 @@ mod tests {
     fn buckets_are_monotonic_and_tight() {
         let mut last = 0;
         for v in [0u64, 1, 63, 64, 65, 127, 128, 1000, 1 << 20, u64::MAX] {
-            let b = bucket(v);
-            assert!(b >= last && b < BUCKETS);
+            let b = bucket(v, SUB_BITS);
+            assert!(b >= last && b < buckets(SUB_BITS));
             last = b;
-            let low = bucket_low(b);
+            let low = bucket_low(b, SUB_BITS);
             assert!(low <= v && (v - low) as f64 <= v as f64 / 64.0 + 1.0, "{v} -> {low}");
+            let c = bucket(v, COARSE_SUB_BITS);
+            assert!(c < buckets(COARSE_SUB_BITS));
+            let low = bucket_low(c, COARSE_SUB_BITS);
+            assert!(low <= v && (v - low) as f64 <= v as f64 / 8.0 + 1.0, "coarse {v} -> {low}");
         }
     }
 

@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod hist;
 pub mod phase_times;
 pub mod result;
+pub mod touch_kinds;
 
 pub use cpu::{CpuCategory, CpuCost};
 pub use hist::{Histogram, Percentiles};
