@@ -41,7 +41,7 @@ def flatten_task(t: Dict[str, Any]) -> Dict[str, Any]:
                     row[f"direct_reclaim_{k}"] = v
         elif key == "touch_kinds":
             # touch_kind_major_touches, touch_kind_major_p50, ... (latency, ns)
-            for kind, stats in value.items():
+            for kind, stats in (value or {}).items():  # None on the host: not measured
                 row[f"touch_kind_{kind}_touches"] = stats["touches"]
                 row.update({f"touch_kind_{kind}_{p.replace('.', '_')}": x for p, x in stats["latency_ns"].items()})
         elif key == "requests":

@@ -527,7 +527,10 @@ def counters(v0: Dict[str, int], v1: Dict[str, int]) -> Tuple[Dict[str, int], Li
 # refused on the host, and a task's dirty-throttling pauses have no per-task counter in /proc
 # (only the balance_dirty_pages tracepoint shows them).
 _UNMEASURED_TASK_FIELDS = {"messages_sent": 0, "messages_received": 0, "ipc_wait_ns": 0, "verify_errors": 0,
-                           "dirty_pauses": 0, "dirty_throttled_ns": 0}
+                           "dirty_pauses": 0, "dirty_throttled_ns": 0,
+                           # what each touch met (a swap-cache hit, a major fault, ...) is the
+                           # simulator's own bookkeeping: the host cannot tell a touch's kind
+                           "touch_kinds": None}
 
 #: Key of /proc/stat's CPU times among the before/after device snapshots.
 _CPU_TIMES = "/proc/stat cpu"

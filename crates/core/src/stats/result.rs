@@ -36,7 +36,8 @@ pub struct TaskResult {
     pub major_faults: u64,
     pub touch_latency_ns: Percentiles,
     pub fault_latency_ns: Percentiles,
-    /// `touch_latency_ns` by what the touch met (stats/touch_kinds.rs); empty on the host.
+    /// `touch_latency_ns` by what the touch met (stats/touch_kinds.rs); the host runner writes
+    /// `null` here (it cannot tell a touch's kind).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub touch_kinds: BTreeMap<String, super::touch_kinds::TouchKindStats>,
     pub direct_reclaim: DirectReclaimStats,
