@@ -9,9 +9,14 @@
 //! continues at the next priority when the task wakes and retries its allocation. Other tasks
 //! reclaim meanwhile: this is how thousands of processes end up reclaiming at the same time
 //! (seed 001, "if 10000 thread call reclaim at that time, system reclaim 32*10000 pages").
+//!
+//! A sleep *inside* a pass (for a request, in too_many_isolated, on a folio's writeback, in
+//! 3.x/4.x's writeback stall) keeps what is left of the pass as well ([`PassLeft`]): the
+//! kernel's sleeper returns into the same `shrink_zone` / `shrink_lruvec` loop (§3.8), so
+//! the woken task goes on with that pass's `nr[]` rather than a new `get_scan_count`.
 
 use super::writeback_stall::WritebackWait;
-use super::{ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::{PassLeft, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::config::Profile;
 use crate::engine::{DevRef, Sim};
 
@@ -32,6 +37,9 @@ pub struct DirectReclaimCont {
     /// Asleep in `throttle_vm_writeout` after a zone pass that scanned this many pages: on
     /// waking the throttle is checked again, and the pass is not run again (`vm_writeout.rs`).
     vm_writeout: Option<u64>,
+    /// Asleep inside a pass: what is left of it, and what it had scanned (`sc->nr_scanned`,
+    /// which the nap after the pass reads). The pass goes on from there on waking.
+    pass_left: Option<(PassLeft, u64)>,
 }
 
 /// Why a direct reclaim sleeps in the middle of a pass.
@@ -116,6 +124,10 @@ impl Sim {
             run.sc.force_deactivate = c.force_deactivate;
             run.all_unreclaimable = c.all_unreclaimable;
             run.vm_writeout = c.vm_writeout;
+            if let Some((left, scanned)) = c.pass_left {
+                run.sc.pass_left = Some(left);
+                run.sc.nr_scanned = scanned;
+            }
         }
         run
     }
@@ -218,7 +230,9 @@ impl Sim {
         if sc.priority == 0 {
             self.disable_swap_token();
         }
-        sc.nr_scanned = 0;
+        if sc.pass_left.is_none() {
+            sc.nr_scanned = 0;
+        }
         // Writes that completed while we scanned have rotated their pages to the tail.
         self.complete_io_until(start + sc.cost.total());
         *all_unreclaimable = self.shrink_zones(sc);
@@ -271,8 +285,10 @@ impl Sim {
 
     /// 2.6.28 `shrink_zones`: a zone kswapd marked all-unreclaimable is skipped below
     /// DEF_PRIORITY ("let kswapd poll it"); returns `sc->all_unreclaimable`.
+    /// A pass resumed after a sleep inside it was past that test already.
     fn shrink_zones(&mut self, sc: &mut ScanControl) -> bool {
-        if self.profile == Profile::V2_6_28 && self.reclaim.all_unreclaimable && sc.priority != DEF_PRIORITY && !sc.memcg {
+        let resumed = sc.pass_left.is_some();
+        if self.profile == Profile::V2_6_28 && self.reclaim.all_unreclaimable && sc.priority != DEF_PRIORITY && !sc.memcg && !resumed {
             return true;
         }
         self.shrink_node(sc);
@@ -288,7 +304,8 @@ impl Sim {
         t.clock += cpu;
         let since = t.clock - cpu;
         t.dr_throttle_since.get_or_insert(since);
-        t.dr_cont = Some(DirectReclaimCont { memcg: sc.memcg, priority: sc.priority, nr_reclaimed: sc.nr_reclaimed, all_unreclaimable, isolated_recheck, force_deactivate: sc.force_deactivate, vm_writeout: None });
+        let pass_left = sc.pass_left.map(|left| (left, sc.nr_scanned));
+        t.dr_cont = Some(DirectReclaimCont { memcg: sc.memcg, priority: sc.priority, nr_reclaimed: sc.nr_reclaimed, all_unreclaimable, isolated_recheck, force_deactivate: sc.force_deactivate, vm_writeout: None, pass_left });
     }
 
     /// A pass that ended in a sleep inside `shrink_inactive_list` the caller can take (not a

@@ -143,6 +143,28 @@ impl ReclaimState {
     }
 }
 
+/// What is left of a classic `shrink_lruvec` pass whose direct reclaimer fell asleep inside it
+/// (for a free request, in `too_many_isolated`, on a folio's writeback, in 3.x/4.x's writeback
+/// stall). The kernel's sleeper returns into the same loop: `shrink_zone` (2.6.28–3.x) or
+/// `shrink_lruvec` (3.x+) goes on with its local `nr[]`, `targets[]`, `nr_reclaimed` and
+/// `scan_adjusted`, with no new `get_scan_count` and no second `prepare_scan_control` (its
+/// `sc` fields are the pass's). The policy fills it in when the pass stalls; the direct
+/// reclaim keeps it in its continuation and hands it back when the task wakes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PassLeft {
+    /// Pages still to scan per list (`nr[]`, indexed by `LruList`).
+    pub nr: [u64; 4],
+    /// The pass's original counts (`targets[]`, for the proportional rule).
+    pub targets: [u64; 4],
+    /// Pages this pass has reclaimed so far (its local `nr_reclaimed`).
+    pub reclaimed: u64,
+    pub scan_adjusted: bool,
+    /// `prepare_scan_control`'s decisions for this pass.
+    pub may_deactivate: [bool; 2],
+    pub cache_trim_mode: bool,
+    pub file_is_tiny: bool,
+}
+
 /// `struct scan_control`, the parts this model uses.
 #[derive(Clone, Debug)]
 pub struct ScanControl {
@@ -220,6 +242,9 @@ pub struct ScanControl {
     pub yield_at: Option<u64>,
     /// The pass stopped at `yield_at` with scanning left (the policy kept its remaining counts).
     pub yielded: bool,
+    /// A direct reclaimer's pass that stalled part-way (set by the policy), or the one it
+    /// resumes (set by the caller on waking): see [`PassLeft`].
+    pub pass_left: Option<PassLeft>,
 }
 
 impl ScanControl {
@@ -285,6 +310,7 @@ impl ScanControl {
             oom: false,
             yield_at: None,
             yielded: false,
+            pass_left: None,
         }
     }
 

@@ -357,7 +357,7 @@ impl LruPolicy for ClassicLru {
     fn shrink_node(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
         // 5.15-6.1: `mem_cgroup_flush_stats()` first (reclaim/rstat_flush.rs); not again when
         // a pass resumes after a sleep inside it, or kswapd's after a preemption point.
-        let resumed = sc.isolated_recheck.is_some() || (sc.kswapd && self.kswapd_pass_left.is_some());
+        let resumed = sc.isolated_recheck.is_some() || sc.pass_left.is_some() || (sc.kswapd && self.kswapd_pass_left.is_some());
         if !resumed {
             let units = crate::reclaim::rstat_flush::memcg_stat_units(&sim.stats.vm, self.lists.moves);
             if sim.reclaim_flush_stats(sc, units) {
@@ -365,6 +365,10 @@ impl LruPolicy for ClassicLru {
             }
         }
         self.prepare_scan_control(sim, sc);
+        if let Some(p) = &sc.pass_left {
+            // A direct reclaimer back inside its pass: the decisions are the pass's own.
+            (sc.may_deactivate, sc.cache_trim_mode, sc.file_is_tiny) = (p.may_deactivate, p.cache_trim_mode, p.file_is_tiny);
+        }
         self.shrink_lruvec(sim, sc);
     }
 

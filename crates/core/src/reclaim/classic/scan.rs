@@ -9,7 +9,7 @@ use crate::engine::Sim;
 use crate::mm::*;
 use crate::stats::{CpuCategory, CpuCost};
 use crate::reclaim::isolation::IsolatedWait;
-use crate::reclaim::{Bailout, LruPolicy, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::reclaim::{Bailout, LruPolicy, PassLeft, ScanControl, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 
 const IA: usize = LruList::InactiveAnon as usize;
 const AA: usize = LruList::ActiveAnon as usize;
@@ -151,28 +151,53 @@ impl ClassicLru {
 
     /// `shrink_lruvec` with the era's bail-out rule (§3.8).
     pub(super) fn shrink_lruvec(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
-        let resumed = if sc.kswapd { self.kswapd_pass_left.take() } else { None };
-        let mut nr = match resumed {
-            Some(left) => left,
-            None => self.get_scan_count(sim, sc),
+        let woke = if sc.kswapd { None } else { sc.pass_left.take() };
+        let kswapd_left = if sc.kswapd { self.kswapd_pass_left.take() } else { None };
+        let (mut nr, targets, before, mut scan_adjusted) = match (woke, kswapd_left) {
+            (Some(p), _) => (p.nr, p.targets, p.reclaimed, p.scan_adjusted),
+            (None, Some(left)) => (left, left, 0, false),
+            (None, None) => {
+                let nr = self.get_scan_count(sim, sc);
+                (nr, nr, 0, false)
+            }
         };
-        let targets = nr;
         let proportional = !sc.kswapd && !sc.memcg && sc.priority == DEF_PRIORITY;
+        // Reclaimed by this pass since it began or resumed (`before`: in earlier parts, which
+        // the caller's `sc.nr_reclaimed` already holds).
         let mut reclaimed = 0u64;
-        let mut scan_adjusted = false;
         while nr[IA] > 0 || nr[AF] > 0 || nr[IF] > 0 {
+            let mut last = None;
             for l in LruList::ALL {
                 let li = l as usize;
                 if nr[li] > 0 && !sc.pass_stalled() {
                     let k = nr[li].min(SWAP_CLUSTER_MAX);
                     nr[li] -= k;
+                    last = Some((li, k));
                     reclaimed += self.shrink_list(sim, l, k, sc);
                 }
             }
             if sc.pass_stalled() {
                 // The reclaimer sleeps inside shrink_inactive_list (too_many_isolated, a full
-                // request queue, 3.x/4.x's writeback stall): the pass ends here, and the
-                // caller resumes it at this priority when it wakes.
+                // request queue, a folio's writeback, 3.x/4.x's writeback stall): the pass
+                // ends here and the caller resumes it at this priority when the task wakes,
+                // with what is left of it (`PassLeft`). A sleep in too_many_isolated comes
+                // before the call isolated anything: on waking it scans its batch after all.
+                if sc.isolated_stall.is_some() {
+                    if let Some((li, k)) = last {
+                        nr[li] += k;
+                    }
+                }
+                if !sc.kswapd {
+                    sc.pass_left = Some(PassLeft {
+                        nr,
+                        targets,
+                        reclaimed: before + reclaimed,
+                        scan_adjusted,
+                        may_deactivate: sc.may_deactivate,
+                        cache_trim_mode: sc.cache_trim_mode,
+                        file_is_tiny: sc.file_is_tiny,
+                    });
+                }
                 break;
             }
             let left = nr[IA] > 0 || nr[AF] > 0 || nr[IF] > 0;
@@ -203,7 +228,7 @@ impl ClassicLru {
                 }
                 Bailout::ProportionalFull | Bailout::Proportional => {}
             }
-            if reclaimed < sc.nr_to_reclaim || proportional || scan_adjusted {
+            if before + reclaimed < sc.nr_to_reclaim || proportional || scan_adjusted {
                 continue;
             }
             if !self.adjust_scan_proportionally(&mut nr, &targets) {
