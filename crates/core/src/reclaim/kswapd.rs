@@ -32,7 +32,7 @@
 //! moving them is separate work.
 
 use super::writeback_stall::WritebackWait;
-use super::{ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
+use super::{PassLeft, ScanControl, DEF_PRIORITY, MAX_RECLAIM_RETRIES, SWAP_CLUSTER_MAX};
 use crate::config::Profile;
 use crate::engine::{KernelThread, KthreadStep, Sim, TState};
 
@@ -60,6 +60,13 @@ pub struct KswapdState {
     /// 2.6.32: the last step's zone pass yielded the CPU part-way (`ScanControl::yield_at`);
     /// the next step finishes it at the same priority.
     pub pass_yielded: bool,
+    /// What is left of the pass kswapd slept in (for a request, in 3.x/4.x's writeback stall)
+    /// or yielded in: its next step goes on with it (`PassLeft`), and what the pass had
+    /// scanned and reclaimed before (`kswapd_shrink_node`'s `sc->nr_scanned`, the priority
+    /// loop's `nr_reclaimed` test).
+    pub(crate) pass_left: Option<(PassLeft, u64, u64)>,
+    /// Steps that went on with such a pass instead of beginning a new one.
+    pub pass_resumes: u64,
     /// 2.6.32 diagnostics: passes that yielded; steps that resumed a pass with the swap token
     /// held again (its holder ran in between), and the pages those steps reclaimed.
     pub pass_yields: u64,
@@ -135,7 +142,10 @@ fn begin_balance_pgdat(sim: &mut Sim) {
 /// One pass of the 2.6.35+ `balance_pgdat`.
 fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
     begin_balance_pgdat(sim);
-    if sim.pgdat_balanced() || sim.reclaim.kswapd_failures >= MAX_RECLAIM_RETRIES {
+    // A pass kswapd slept in goes on: the balance check comes before a pass, not inside it.
+    let resume = sim.reclaim.kswapd.pass_left.take();
+    sim.reclaim.kswapd.pass_resumes += resume.is_some() as u64;
+    if resume.is_none() && (sim.pgdat_balanced() || sim.reclaim.kswapd_failures >= MAX_RECLAIM_RETRIES) {
         // prepare_kswapd_sleep: nap HZ/10 on kswapd_wait, re-check, then sleep until woken
         // (clear_pgdat_congested clears PGDAT_DIRTY).
         sim.clear_pgdat_congested();
@@ -152,7 +162,16 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
     let mut sc = ScanControl::new(sim.mem.wm.high.max(SWAP_CLUSTER_MAX), true, false, cpu);
     sc.priority = sim.reclaim.kswapd.priority;
     sc.start_clock = sim.tasks[tid as usize].clock;
-    sim.kswapd_age(&mut sc);
+    let (before_scanned, before_reclaimed) = match resume {
+        Some((left, scanned, reclaimed)) => {
+            sc.pass_left = Some(left);
+            (scanned, reclaimed)
+        }
+        None => {
+            sim.kswapd_age(&mut sc);
+            (0, 0)
+        }
+    };
     // lru_gen_age_node's out_of_memory(): a kill frees memory and the next step rechecks;
     // with no task to kill, kswapd reclaims as usual.
     if sc.oom && sim.oom_kill().is_some() {
@@ -161,10 +180,13 @@ fn step_modern(sim: &mut Sim, tid: u32) -> KthreadStep {
         return KthreadStep::Continue;
     }
     sim.shrink_node(&mut sc);
-    let got = sc.nr_reclaimed;
     let ks = &mut sim.reclaim.kswapd;
-    ks.reclaimed += got;
-    let scanned_enough = sc.nr_scanned.max(sc.nr_reclaimed) >= sc.nr_to_reclaim;
+    ks.reclaimed += sc.nr_reclaimed;
+    let (scanned, got) = (before_scanned + sc.nr_scanned, before_reclaimed + sc.nr_reclaimed);
+    if let Some(left) = sc.pass_left.take() {
+        ks.pass_left = Some((left, scanned, got));
+    }
+    let scanned_enough = scanned.max(got) >= sc.nr_to_reclaim;
     let stalled = sc.pass_stalled();
     if (!scanned_enough || got == 0) && !stalled {
         ks.priority -= 1;
@@ -221,7 +243,9 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     }
     // A pass that yielded goes on where it stopped: the watermark and unreclaimable checks
     // come before a zone pass, not inside it.
-    let resumed = std::mem::take(&mut sim.reclaim.kswapd.pass_yielded);
+    let resume = sim.reclaim.kswapd.pass_left.take();
+    sim.reclaim.kswapd.pass_resumes += resume.is_some() as u64;
+    let resumed = std::mem::take(&mut sim.reclaim.kswapd.pass_yielded) || resume.is_some();
     if !resumed && sim.pgdat_balanced() {
         // all_zones_ok: balance_pgdat returns and kswapd sleeps on kswapd_wait.
         sim.reclaim_cycle_end();
@@ -235,6 +259,7 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     if crate::config::era_2_6_32(&sim.cfg.config.kernel.profile) {
         sc.yield_at = Some(kswapd_yield_at(sim, tid));
     }
+    sc.pass_left = resume.map(|(left, _, _)| left);
     if sc.priority == 0 && !resumed {
         // "The swap token gets in the way of swapout...": once, where the priority-0 round
         // begins; a holder that ran in between has taken it back at its next swap-in.
@@ -261,6 +286,10 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     }
     ks.reclaimed += sc.nr_reclaimed;
     ks.total_scanned += sc.nr_scanned;
+    if let Some(left) = sc.pass_left.take() {
+        // 2.6.28 counts a run's scanning in `total_scanned`, which already has it.
+        ks.pass_left = Some((left, 0, 0));
+    }
     if token_back {
         ks.resumed_with_token += 1;
         ks.reclaimed_resumed_with_token += sc.nr_reclaimed;

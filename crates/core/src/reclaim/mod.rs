@@ -143,13 +143,14 @@ impl ReclaimState {
     }
 }
 
-/// What is left of a classic `shrink_lruvec` pass whose direct reclaimer fell asleep inside it
-/// (for a free request, in `too_many_isolated`, on a folio's writeback, in 3.x/4.x's writeback
-/// stall). The kernel's sleeper returns into the same loop: `shrink_zone` (2.6.28–3.x) or
-/// `shrink_lruvec` (3.x+) goes on with its local `nr[]`, `targets[]`, `nr_reclaimed` and
-/// `scan_adjusted`, with no new `get_scan_count` and no second `prepare_scan_control` (its
-/// `sc` fields are the pass's). The policy fills it in when the pass stalls; the direct
-/// reclaim keeps it in its continuation and hands it back when the task wakes.
+/// What is left of a classic `shrink_lruvec` pass whose reclaimer fell asleep inside it (for a
+/// free request, in `too_many_isolated`, on a folio's writeback, in 3.x/4.x's writeback stall)
+/// or, 2.6.32's kswapd, was preempted at a `cond_resched` in it. The kernel's sleeper returns
+/// into the same loop: `shrink_zone` (2.6.28–3.x) or `shrink_lruvec` (3.x+) goes on with its
+/// local `nr[]`, `targets[]`, `nr_reclaimed` and `scan_adjusted`, with no new
+/// `get_scan_count` and no second `prepare_scan_control` (its `sc` fields are the pass's). The
+/// policy fills it in when the pass stops; the reclaimer keeps it (a direct reclaim in its
+/// continuation, kswapd in its state) and hands it back to the policy when it runs again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PassLeft {
     /// Pages still to scan per list (`nr[]`, indexed by `LruList`).
@@ -163,6 +164,14 @@ pub struct PassLeft {
     pub may_deactivate: [bool; 2],
     pub cache_trim_mode: bool,
     pub file_is_tiny: bool,
+}
+
+impl PassLeft {
+    /// The rest of a pass that stops with `nr` left of `targets`, having reclaimed `reclaimed`.
+    pub fn of(nr: [u64; 4], targets: [u64; 4], reclaimed: u64, scan_adjusted: bool, sc: &ScanControl) -> PassLeft {
+        debug_assert!(nr.iter().zip(&targets).all(|(n, t)| n <= t), "more left of a pass than it set out to scan: {nr:?} of {targets:?}");
+        PassLeft { nr, targets, reclaimed, scan_adjusted, may_deactivate: sc.may_deactivate, cache_trim_mode: sc.cache_trim_mode, file_is_tiny: sc.file_is_tiny }
+    }
 }
 
 /// `struct scan_control`, the parts this model uses.
@@ -242,8 +251,8 @@ pub struct ScanControl {
     pub yield_at: Option<u64>,
     /// The pass stopped at `yield_at` with scanning left (the policy kept its remaining counts).
     pub yielded: bool,
-    /// A direct reclaimer's pass that stalled part-way (set by the policy), or the one it
-    /// resumes (set by the caller on waking): see [`PassLeft`].
+    /// A pass that stopped part-way (set by the policy), or the one its reclaimer resumes
+    /// (set by the caller): see [`PassLeft`].
     pub pass_left: Option<PassLeft>,
 }
 

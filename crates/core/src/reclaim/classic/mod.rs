@@ -44,10 +44,6 @@ pub struct ClassicLru {
     refault_snapshot: [u64; 2],
     /// 2.6.28 `zone->lru[l].nr_scan`: scan credit carried between global reclaim passes.
     nr_scan: [u64; 4],
-    /// What is left to scan of a 2.6.32 kswapd pass that yielded the CPU (`ScanControl::
-    /// yielded`): its next step goes on with these counts (the kernel's local `nr[]` of the
-    /// `shrink_zone` kswapd was preempted in).
-    kswapd_pass_left: Option<[u64; 4]>,
     /// 2.6.28–2.6.30 `shrink_list` deactivates active file pages at every pass
     /// (`inactive_file_is_low` arrived in 2.6.31, so not for the "2.6.32" profile).
     file_deactivate_always: bool,
@@ -98,7 +94,6 @@ impl ClassicLru {
             recent_rotated: [0; 2],
             refault_snapshot: [0; 2],
             nr_scan: [0; 4],
-            kswapd_pass_left: None,
             file_deactivate_always: profile == Profile::V2_6_28 && !crate::config::era_2_6_32(&cfg.config.kernel.profile),
             active_quota_falls_through: profile == Profile::V2_6_28,
             exec_stays_active: profile > Profile::V2_6_28 || crate::config::era_2_6_32(&cfg.config.kernel.profile),
@@ -357,7 +352,7 @@ impl LruPolicy for ClassicLru {
     fn shrink_node(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
         // 5.15-6.1: `mem_cgroup_flush_stats()` first (reclaim/rstat_flush.rs); not again when
         // a pass resumes after a sleep inside it, or kswapd's after a preemption point.
-        let resumed = sc.isolated_recheck.is_some() || sc.pass_left.is_some() || (sc.kswapd && self.kswapd_pass_left.is_some());
+        let resumed = sc.isolated_recheck.is_some() || sc.pass_left.is_some();
         if !resumed {
             let units = crate::reclaim::rstat_flush::memcg_stat_units(&sim.stats.vm, self.lists.moves);
             if sim.reclaim_flush_stats(sc, units) {
@@ -366,7 +361,7 @@ impl LruPolicy for ClassicLru {
         }
         self.prepare_scan_control(sim, sc);
         if let Some(p) = &sc.pass_left {
-            // A direct reclaimer back inside its pass: the decisions are the pass's own.
+            // A reclaimer back inside its pass: the decisions are the pass's own.
             (sc.may_deactivate, sc.cache_trim_mode, sc.file_is_tiny) = (p.may_deactivate, p.cache_trim_mode, p.file_is_tiny);
         }
         self.shrink_lruvec(sim, sc);

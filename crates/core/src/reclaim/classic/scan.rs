@@ -151,12 +151,9 @@ impl ClassicLru {
 
     /// `shrink_lruvec` with the era's bail-out rule (§3.8).
     pub(super) fn shrink_lruvec(&mut self, sim: &mut Sim, sc: &mut ScanControl) {
-        let woke = if sc.kswapd { None } else { sc.pass_left.take() };
-        let kswapd_left = if sc.kswapd { self.kswapd_pass_left.take() } else { None };
-        let (mut nr, targets, before, mut scan_adjusted) = match (woke, kswapd_left) {
-            (Some(p), _) => (p.nr, p.targets, p.reclaimed, p.scan_adjusted),
-            (None, Some(left)) => (left, left, 0, false),
-            (None, None) => {
+        let (mut nr, targets, before, mut scan_adjusted) = match sc.pass_left.take() {
+            Some(p) => (p.nr, p.targets, p.reclaimed, p.scan_adjusted),
+            None => {
                 let nr = self.get_scan_count(sim, sc);
                 (nr, nr, 0, false)
             }
@@ -187,24 +184,14 @@ impl ClassicLru {
                         nr[li] += k;
                     }
                 }
-                if !sc.kswapd {
-                    sc.pass_left = Some(PassLeft {
-                        nr,
-                        targets,
-                        reclaimed: before + reclaimed,
-                        scan_adjusted,
-                        may_deactivate: sc.may_deactivate,
-                        cache_trim_mode: sc.cache_trim_mode,
-                        file_is_tiny: sc.file_is_tiny,
-                    });
-                }
+                sc.pass_left = Some(PassLeft::of(nr, targets, before + reclaimed, scan_adjusted, sc));
                 break;
             }
             let left = nr[IA] > 0 || nr[AF] > 0 || nr[IF] > 0;
             if left && sc.yield_at.is_some_and(|t| sc.start_clock + sc.cost.total() >= t) {
                 // 2.6.32 kswapd reached a preemption point after the next event: the rest of
                 // this pass waits for its next step.
-                self.kswapd_pass_left = Some(nr);
+                sc.pass_left = Some(PassLeft::of(nr, targets, before + reclaimed, scan_adjusted, sc));
                 sc.yielded = true;
                 break;
             }
