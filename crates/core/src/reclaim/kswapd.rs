@@ -57,9 +57,6 @@ pub struct KswapdState {
     pub(crate) request_wait: Option<crate::engine::DevRef>,
     /// Pages scanned in this 2.6.28 balance_pgdat run (`total_scanned`).
     pub total_scanned: u64,
-    /// 2.6.32: the last step's zone pass yielded the CPU part-way (`ScanControl::yield_at`);
-    /// the next step finishes it at the same priority.
-    pub pass_yielded: bool,
     /// What is left of the pass kswapd slept in (for a request, in 3.x/4.x's writeback stall)
     /// or yielded in: its next step goes on with it (`PassLeft`), and what the pass had
     /// scanned and reclaimed before (`kswapd_shrink_node`'s `sc->nr_scanned`, the priority
@@ -245,7 +242,7 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
     // come before a zone pass, not inside it.
     let resume = sim.reclaim.kswapd.pass_left.take();
     sim.reclaim.kswapd.pass_resumes += resume.is_some() as u64;
-    let resumed = std::mem::take(&mut sim.reclaim.kswapd.pass_yielded) || resume.is_some();
+    let resumed = resume.is_some();
     if !resumed && sim.pgdat_balanced() {
         // all_zones_ok: balance_pgdat returns and kswapd sleeps on kswapd_wait.
         sim.reclaim_cycle_end();
@@ -302,8 +299,7 @@ fn step_2_6_28(sim: &mut Sim, tid: u32) -> KthreadStep {
         return KthreadStep::Block;
     }
     if sc.yielded {
-        // Preempted inside the zone pass: the rest of it is the next step's.
-        ks.pass_yielded = true;
+        // Preempted inside the zone pass: the rest of it (`pass_left`) is the next step's.
         ks.pass_yields += 1;
         return KthreadStep::Continue;
     }
